@@ -1,0 +1,38 @@
+# Weft — make run starts a daemon, make test runs every test. Both install what is missing first.
+SWIFT ?= swift
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+DEBS := libuv1-dev libsqlite3-dev pkg-config
+HOST ?= 127.0.0.1
+PORT ?= 7700
+DATA ?= ./weft-data
+
+.PHONY: deps build release test run bench sim clean
+
+deps:
+	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release --product weft
+	$(SWIFT) build -c release --product weft-sim
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --parallel --num-workers 2
+
+run: release
+	mkdir -p $(DATA)
+	$$($(SWIFT) build -c release --show-bin-path)/weft serve --db $(DATA)/weft.sqlite --listen $(HOST):$(PORT)
+
+bench: release
+	$$($(SWIFT) build -c release --show-bin-path)/weft bench all
+
+sim: release
+	$$($(SWIFT) build -c release --show-bin-path)/weft-sim swarm --seeds 1000
+
+clean:
+	rm -rf .build

@@ -1,0 +1,117 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "Weft",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "Weft", targets: ["Weft"]),
+        .library(name: "WeftCore", targets: ["WeftCore"]),
+        .library(name: "WeftSimulation", targets: ["WeftSimulation"]),
+        .executable(name: "weft", targets: ["weft"]),
+        .executable(name: "weft-sim", targets: ["weft-sim"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CLibUV",
+            path: "Sources/CLibUV",
+            pkgConfig: "libuv",
+            providers: [.apt(["libuv1-dev"])]
+        ),
+        .target(name: "WeftCore", swiftSettings: strict),
+        .target(
+            name: "WeftStore",
+            dependencies: ["WeftCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "WeftSync",
+            dependencies: ["WeftCore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "WeftNet",
+            dependencies: ["WeftSync", "CLibUV", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "Weft",
+            dependencies: [
+                "WeftCore", "WeftStore", "WeftSync", "WeftNet",
+                .product(name: "Logging", package: "swift-log"),
+                .product(
+                    name: "OpenCombine", package: "OpenCombine",
+                    condition: .when(platforms: [.linux, .windows, .android])),
+                .product(
+                    name: "OpenCombineDispatch", package: "OpenCombine",
+                    condition: .when(platforms: [.linux, .windows, .android])),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "weft",
+            dependencies: [
+                "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "WeftSimulation",
+            dependencies: ["WeftCore", "WeftStore", "WeftSync"],
+            path: "Simulations/WeftSimulation",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "weft-sim",
+            dependencies: [
+                "WeftSimulation",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Simulations/weft-sim",
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeftCoreTests",
+            dependencies: ["WeftCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeftStoreTests",
+            dependencies: ["WeftStore", "WeftCore"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeftSyncTests",
+            dependencies: ["WeftSync", "WeftCore"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeftNetTests",
+            dependencies: ["WeftNet", "WeftSync", "WeftCore"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeftTests",
+            dependencies: ["Weft", "WeftCore", "WeftStore"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeftSimulationTests",
+            dependencies: ["WeftSimulation", "WeftCore"],
+            swiftSettings: strict
+        ),
+    ]
+)

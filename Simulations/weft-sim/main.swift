@@ -1,0 +1,2 @@
+import WeftSimulation
+print("replicas: \(SimulationLimits.replicasMin)...\(SimulationLimits.replicasMax)")

@@ -1,0 +1,4 @@
+#ifndef WEFT_CLIBUV_SHIM_H
+#define WEFT_CLIBUV_SHIM_H
+#include <uv.h>
+#endif

@@ -1,0 +1,7 @@
+/// Named limits of the public API.
+public enum WeftLimits {
+    /// Most attempts of a transaction closure before it reports `retriesExhausted` (Firebase's 25).
+    public static let transactionRetriesMax = 25
+    /// Most events buffered for one subscriber before the oldest are coalesced.
+    public static let subscriberEventsBufferedMax = 10_000
+}

@@ -1,0 +1,130 @@
+/// Appends the primitives of Weft's binary encodings: LEB128 varints, zigzag integers, fixed-width
+/// big-endian words, length-prefixed strings.
+public struct ByteWriter: Sendable {
+    /// The bytes written so far.
+    public internal(set) var bytes: [UInt8]
+
+    public init(capacity: Int = 64) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    public mutating func write(byte: UInt8) { bytes.append(byte) }
+
+    public mutating func write(varint value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
+
+    public mutating func write(zigzag value: Int64) {
+        write(varint: UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+    }
+
+    public mutating func write(fixed value: UInt64) {
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+    }
+
+    public mutating func write(fixed32 value: UInt32) {
+        for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+    }
+
+    public mutating func write(string: String) {
+        write(varint: UInt64(string.utf8.count))
+        bytes.append(contentsOf: string.utf8)
+    }
+
+    public mutating func write(bytes other: some Collection<UInt8>) {
+        write(varint: UInt64(other.count))
+        bytes.append(contentsOf: other)
+    }
+
+    public mutating func write(raw other: some Sequence<UInt8>) { bytes.append(contentsOf: other) }
+}
+
+/// Reads what ``ByteWriter`` wrote. Every length and count is checked against the bytes left and a
+/// limit before anything is allocated; malformed input throws ``CoreError/malformedEncoding(offset:reason:)``.
+public struct ByteReader {
+    public let bytes: [UInt8]
+    /// Position of the next byte to read.
+    public private(set) var offset: Int
+    let end: Int
+
+    public init(_ bytes: [UInt8], offset: Int = 0, end: Int? = nil) {
+        self.bytes = bytes
+        self.offset = offset
+        self.end = end ?? bytes.count
+    }
+
+    /// Bytes left.
+    public var remaining: Int { end - offset }
+    /// True when every byte was read.
+    public var isAtEnd: Bool { offset >= end }
+
+    func fail(_ reason: String) -> CoreError { .malformedEncoding(offset: offset, reason: reason) }
+
+    public mutating func readByte() throws -> UInt8 {
+        guard offset < end else { throw fail("unexpected end of data") }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    public mutating func readVarint() throws -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let byte = try readByte()
+            guard shift < 64, !(shift == 63 && byte > 1) else { throw fail("varint is too long") }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return result }
+            shift += 7
+        }
+    }
+
+    public mutating func readZigzag() throws -> Int64 {
+        let raw = try readVarint()
+        return Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
+    }
+
+    public mutating func readFixed() throws -> UInt64 {
+        guard remaining >= 8 else { throw fail("unexpected end of data") }
+        var value: UInt64 = 0
+        for i in 0..<8 { value = value << 8 | UInt64(bytes[offset + i]) }
+        offset += 8
+        return value
+    }
+
+    public mutating func readFixed32() throws -> UInt32 {
+        guard remaining >= 4 else { throw fail("unexpected end of data") }
+        var value: UInt32 = 0
+        for i in 0..<4 { value = value << 8 | UInt32(bytes[offset + i]) }
+        offset += 4
+        return value
+    }
+
+    /// A count of items each taking at least `minimumBytes`, checked against the bytes left and `max`.
+    public mutating func readCount(max: Int, minimumBytes: Int = 1) throws -> Int {
+        let raw = try readVarint()
+        guard raw <= UInt64(max) else { throw fail("count \(raw) exceeds the limit \(max)") }
+        let count = Int(raw)
+        guard count * minimumBytes <= remaining else { throw fail("count \(count) exceeds the bytes left") }
+        return count
+    }
+
+    public mutating func readString(max: Int) throws -> String {
+        let count = try readCount(max: max)
+        defer { offset += count }
+        let slice = bytes[offset..<(offset + count)]
+        guard let string = String(validating: slice, as: UTF8.self) else { throw fail("string is not valid UTF-8") }
+        return string
+    }
+
+    public mutating func readBytes(max: Int) throws -> [UInt8] {
+        let count = try readCount(max: max)
+        defer { offset += count }
+        return Array(bytes[offset..<(offset + count)])
+    }
+}

@@ -1,0 +1,133 @@
+/// The sequential semantics of each op: how one op changes a tree, given everything before it.
+///
+/// Both the ``ReferenceFold`` and the ``MergeEngine`` call these functions, so the rules live in one place.
+enum Fold {
+    /// Applies `op` to `state`, as the fold does at the op's place in stamp order.
+    ///
+    /// - Parameters:
+    ///   - index: ops stamped before `op` (used for the transaction rule); `op` itself is not in it yet.
+    static func apply(
+        _ op: Op, to state: inout Value, registry: FunctionRegistry, index: PathIndex
+    ) -> Outcome {
+        switch op.kind {
+        case .set(let value):
+            state.write(value, at: op.path)
+            return .applied
+        case .merge(let children):
+            for child in children { state.write(child.value, at: (op.path.keys + child.relative.keys)[...]) }
+            return .applied
+        case .increment(let by, let from):
+            return increment(at: op.path, by: by, from: from, state: &state)
+        case .batch(let writes):
+            var undo: [(keys: [String], old: Value)] = []
+            for write in writes {
+                if case .rejected(let reason) = apply(write, to: &state, undo: &undo) {
+                    for entry in undo.reversed() { state.write(entry.old, at: entry.keys[...]) }
+                    return .rejected(reason)
+                }
+            }
+            return .applied
+        case .transaction(let read, let result):
+            guard index.isCovered(path: op.path, by: read) else { return .rejected(.staleRead(op.path)) }
+            state.write(result, at: op.path)
+            return .applied
+        case .call(let call):
+            guard let function = registry.function(name: call.name, version: call.version) else { return .waiting }
+            guard let result = function(state.value(at: op.path), call.arguments) else {
+                return .rejected(.refusedByFunction(name: call.name))
+            }
+            state.write(result, at: op.path)
+            return .applied
+        }
+    }
+
+    /// Applies an op whose outcome is already known, without re-deciding it. Used to replay ops that
+    /// lie above a re-folded region, and to fold compacted ops into the base.
+    static func replay(_ op: Op, outcome: Outcome, to state: inout Value, registry: FunctionRegistry) {
+        guard outcome == .applied else { return }
+        switch op.kind {
+        case .set(let value): state.write(value, at: op.path)
+        case .merge(let children):
+            for child in children { state.write(child.value, at: (op.path.keys + child.relative.keys)[...]) }
+        case .transaction(_, let result): state.write(result, at: op.path)
+        case .increment(let by, let from): forceIncrement(at: op.path.keys[...], by: by, from: from, state: &state)
+        case .batch(let writes):
+            var undo: [(keys: [String], old: Value)] = []
+            for write in writes {
+                if case .increment(let path, let by, let from) = write {
+                    forceIncrement(at: path.keys[...], by: by, from: from, state: &state)
+                } else {
+                    _ = apply(write, to: &state, undo: &undo)
+                }
+            }
+        case .call(let call):
+            // Callers replay calls only where the whole subtree of the call is present.
+            if let function = registry.function(name: call.name, version: call.version),
+                let result = function(state.value(at: op.path), call.arguments)
+            {
+                state.write(result, at: op.path)
+            }
+        }
+    }
+
+    /// An increment known to be applied: writes a number even where a projected state would not allow
+    /// it (the real state did). Above a re-folded region only the fact that a number is there matters.
+    private static func forceIncrement(at keys: ArraySlice<String>, by: Number, from: Number, state: inout Value) {
+        let current = Number(state.value(at: keys)) ?? from
+        state.write((current.adding(by) ?? by).value, at: keys)
+    }
+
+    private static func increment(at path: Path, by: Number, from: Number, state: inout Value) -> Outcome {
+        let current = state.value(at: path)
+        let base: Number
+        switch current {
+        case .null: base = from
+        case .int(let i): base = .int(i)
+        case .double(let d): base = .double(d)
+        default: return .rejected(.notANumber(path))
+        }
+        guard let sum = base.adding(by) else { return .rejected(.nonFinite(path)) }
+        state.write(sum.value, at: path)
+        return .applied
+    }
+
+    /// Applies one write of a batch, recording how to undo it.
+    private static func apply(_ write: Write, to state: inout Value, undo: inout [(keys: [String], old: Value)])
+        -> Outcome
+    {
+        switch write {
+        case .set(let path, let value):
+            recordUndo(at: path.keys, state: state, undo: &undo)
+            state.write(value, at: path)
+        case .merge(let path, let children):
+            for child in children {
+                let keys = path.keys + child.relative.keys
+                recordUndo(at: keys, state: state, undo: &undo)
+                state.write(child.value, at: keys[...])
+            }
+        case .increment(let path, let by, let from):
+            recordUndo(at: path.keys, state: state, undo: &undo)
+            return increment(at: path, by: by, from: from, state: &state)
+        }
+        return .applied
+    }
+
+    /// Records the value to restore: at the highest scalar on the way (a write below it replaces it),
+    /// or else at the written node itself.
+    private static func recordUndo(at keys: [String], state: Value, undo: inout [(keys: [String], old: Value)]) {
+        var current = state
+        for (depth, key) in keys.enumerated() {
+            switch current {
+            case .object(let children):
+                current = children[key] ?? .null
+            case .null:
+                undo.append((keys, .null))
+                return
+            default:
+                undo.append((Array(keys[..<depth]), current))
+                return
+            }
+        }
+        undo.append((keys, current))
+    }
+}

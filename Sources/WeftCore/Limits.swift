@@ -1,0 +1,31 @@
+/// Named limits of the deterministic core. Every size, count and depth that WeftCore checks lives here.
+public enum CoreLimits {
+    /// Longest key, in UTF-8 bytes (Firebase's limit).
+    public static let keyBytesMax = 768
+    /// Deepest path, in segments.
+    public static let pathDepthMax = 32
+    /// Longest string value, in UTF-8 bytes (10 MiB).
+    public static let stringBytesMax = 10 * 1024 * 1024
+    /// Largest encoded op, in bytes. Bounds every length read by the op codec.
+    public static let opBytesMax = 64 * 1024 * 1024
+    /// Most children one object may hold in an encoded value.
+    public static let objectChildrenMax = 10_000_000
+    /// Most parts in one batch op, and most children listed by one merge op.
+    public static let batchPartsMax = 100_000
+    /// Most origins in one version vector.
+    public static let versionVectorEntriesMax = 1_000_000
+    /// Largest JSON text accepted, in bytes.
+    public static let jsonBytesMax = 256 * 1024 * 1024
+    /// Deepest JSON nesting accepted by the parser (the tree depth limit plus array/object slack).
+    public static let jsonNestingMax = pathDepthMax + 1
+    /// Largest HLC logical counter before the clock borrows the next millisecond.
+    public static let stampCounterMax: UInt16 = .max
+    /// Largest wall time a stamp can carry (48 bits of milliseconds).
+    public static let stampMillisMax: UInt64 = (1 << 48) - 1
+    /// Default largest distance a remote stamp may run ahead of the local wall clock.
+    public static let driftMillisMaxDefault: UInt64 = 60_000
+    /// Longest registered function name, in UTF-8 bytes.
+    public static let functionNameBytesMax = 256
+    /// Most ops a region re-fold may replay before the engine re-folds the whole tree instead.
+    public static let refoldRegionsMax = 64
+}

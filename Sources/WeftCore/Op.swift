@@ -1,0 +1,154 @@
+/// One write in a replica's op log: what it changes, where, and when (its stamp).
+///
+/// Ops are made by the API layer from app calls and travel unchanged between replicas. The state of a
+/// replica is, by definition, the fold of all ops it knows in stamp order (see ``ReferenceFold``).
+public struct Op: Sendable, Hashable {
+    /// When the op was made; unique across all replicas. Its replica is the op's origin.
+    public var stamp: Stamp
+    /// Position in the origin's log: 1, 2, 3, … with no gaps.
+    public var sequence: UInt64
+    /// The node the op addresses (for a batch, the common ancestor of its parts).
+    public var path: Path
+    /// What the op does.
+    public var kind: OpKind
+
+    /// The replica that made the op.
+    @inlinable public var origin: ReplicaID { stamp.replica }
+
+    /// An op from its parts. Callers build ops through ``OpKind`` values already validated.
+    public init(stamp: Stamp, sequence: UInt64, path: Path, kind: OpKind) {
+        precondition(sequence >= 1, "op sequences start at 1")
+        self.stamp = stamp
+        self.sequence = sequence
+        self.path = path
+        self.kind = kind
+    }
+
+    /// The paths whose subtrees this op reads or writes: the op's own path, or each part's for a batch.
+    public var anchors: [Path] {
+        guard case .batch(let writes) = kind else { return [path] }
+        var seen = Set<Path>()
+        var result: [Path] = []
+        for write in writes where seen.insert(write.path).inserted { result.append(write.path) }
+        return result
+    }
+
+    /// True for the kinds whose result depends on the state they meet (increment, transaction, call,
+    /// and batches holding an increment). Sets and merges are blind writes.
+    public var readsState: Bool {
+        switch kind {
+        case .set, .merge: return false
+        case .increment, .transaction, .call: return true
+        case .batch(let writes):
+            return writes.contains { if case .increment = $0 { return true } else { return false } }
+        }
+    }
+}
+
+/// The kinds of op (blueprint §4).
+public enum OpKind: Sendable, Hashable {
+    /// Replace the subtree with a value; null deletes it.
+    case set(Value)
+    /// Set each listed child (relative paths, none inside another), keeping unlisted children.
+    case merge([MergeChild])
+    /// Add `by` to a number; a null node counts as `from`; anything else rejects the op.
+    case increment(by: Number, from: Number)
+    /// Several writes under one stamp, all or nothing.
+    case batch([Write])
+    /// The result of an app's transaction closure, valid only if no op unseen by its origin (`read`)
+    /// touched the subtree before it in stamp order.
+    case transaction(read: VersionVector, result: Value)
+    /// A registered deterministic function, re-executed at its place in stamp order on every replica.
+    case call(FunctionCall)
+}
+
+/// One child written by a merge: a relative path below the merge's node and its new value.
+public struct MergeChild: Sendable, Hashable {
+    /// Path relative to the merged node (may be several keys deep).
+    public var relative: Path
+    /// The new value (null deletes).
+    public var value: Value
+
+    public init(relative: Path, value: Value) {
+        self.relative = relative
+        self.value = value
+    }
+
+    /// Builds the children of a merge, sorted, and checks that none lies inside another and none is
+    /// the merged node itself.
+    /// - Throws: ``CoreError/invalidOp(reason:)``.
+    public static func validated(_ children: [MergeChild]) throws -> [MergeChild] {
+        guard children.count <= CoreLimits.batchPartsMax else {
+            throw CoreError.invalidOp(reason: "a merge lists at most \(CoreLimits.batchPartsMax) children")
+        }
+        let sorted = children.sorted { $0.relative < $1.relative }
+        for child in sorted where child.relative.isRoot {
+            throw CoreError.invalidOp(reason: "a merge child path cannot be empty")
+        }
+        for (a, b) in zip(sorted, sorted.dropFirst()) where a.relative.isAncestorOrSelf(of: b.relative) {
+            throw CoreError.invalidOp(reason: "merge paths \(a.relative) and \(b.relative) overlap")
+        }
+        return sorted
+    }
+}
+
+/// One write inside a batch.
+public enum Write: Sendable, Hashable {
+    case set(Path, Value)
+    case merge(Path, [MergeChild])
+    case increment(Path, by: Number, from: Number)
+
+    /// The node the write addresses.
+    public var path: Path {
+        switch self {
+        case .set(let path, _), .merge(let path, _), .increment(let path, _, _): return path
+        }
+    }
+}
+
+/// A call of a registered function: its versioned name and its arguments.
+public struct FunctionCall: Sendable, Hashable {
+    /// Registered name.
+    public var name: String
+    /// Registered version; a change of behaviour needs a new version.
+    public var version: UInt32
+    /// Arguments, as a JSON value.
+    public var arguments: Value
+
+    public init(name: String, version: UInt32, arguments: Value) {
+        self.name = name
+        self.version = version
+        self.arguments = arguments
+    }
+}
+
+/// The result of applying an op in the fold.
+public enum Outcome: Sendable, Hashable {
+    /// The op changed the state as its kind says (possibly to the same value).
+    case applied
+    /// The op had no effect, for the reason given.
+    case rejected(Rejection)
+    /// The op calls a function this replica has not registered; it waits and is never guessed.
+    case waiting
+}
+
+/// Why an op was rejected at merge.
+public enum Rejection: Sendable, Hashable, CustomStringConvertible {
+    /// An increment met a node that is not a number or null.
+    case notANumber(Path)
+    /// An increment would give an infinite number.
+    case nonFinite(Path)
+    /// A transaction read a subtree that an op unseen by its origin had touched before it.
+    case staleRead(Path)
+    /// A registered function refused the call (for example an invariant would break).
+    case refusedByFunction(name: String)
+
+    public var description: String {
+        switch self {
+        case .notANumber(let path): return "increment of \(path), which is not a number"
+        case .nonFinite(let path): return "increment of \(path) would not be finite"
+        case .staleRead(let path): return "transaction on \(path) read a stale value"
+        case .refusedByFunction(let name): return "function \(name) refused the call"
+        }
+    }
+}

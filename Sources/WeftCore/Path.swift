@@ -1,0 +1,122 @@
+/// An absolute path in the tree: the keys from the root down to a node.
+///
+/// Paths print as `/users/alice/score`; the root is `/`. Relative paths follow the seed API grammar:
+/// `.` is a no-op, `..` goes up (a no-op at the root), empty segments are no-ops.
+///
+/// ```swift
+/// let base = try Path("/foo/bar")
+/// try base.resolving("../geek//noob/.")   // /foo/geek/noob
+/// ```
+public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The keys from the root, each valid.
+    public private(set) var keys: [String]
+
+    /// The root path `/`.
+    public static let root = Path(uncheckedKeys: [])
+
+    /// A path from keys already validated. Callers inside WeftCore only.
+    @usableFromInline init(uncheckedKeys: [String]) { self.keys = uncheckedKeys }
+
+    /// A path from keys, each validated.
+    /// - Throws: ``CoreError/invalidKey(key:reason:)`` or ``CoreError/pathTooDeep(path:depth:)``.
+    public init(keys: [String]) throws {
+        for key in keys { try Key.validate(key) }
+        guard keys.count <= CoreLimits.pathDepthMax else {
+            throw CoreError.pathTooDeep(path: Path.text(keys), depth: keys.count)
+        }
+        self.keys = keys
+    }
+
+    /// Parses a path string, resolved against the root (so `a/b`, `/a/b/` and `/x/../a/b` all give `/a/b`).
+    /// - Throws: ``CoreError/invalidKey(key:reason:)`` or ``CoreError/pathTooDeep(path:depth:)``.
+    public init(_ text: String) throws {
+        self = try Path.root.resolving(text)
+    }
+
+    /// The path reached from this one by a relative path in the seed grammar.
+    /// - Throws: ``CoreError/invalidKey(key:reason:)`` or ``CoreError/pathTooDeep(path:depth:)``.
+    public func resolving(_ relative: String) throws -> Path {
+        var result = keys
+        for segment in relative.split(separator: "/", omittingEmptySubsequences: true) {
+            switch segment {
+            case ".": continue
+            case "..": if !result.isEmpty { result.removeLast() }
+            default:
+                let key = String(segment)
+                try Key.validate(key)
+                result.append(key)
+            }
+        }
+        guard result.count <= CoreLimits.pathDepthMax else {
+            throw CoreError.pathTooDeep(path: Path.text(result), depth: result.count)
+        }
+        return Path(uncheckedKeys: result)
+    }
+
+    /// The path of a child of this node.
+    /// - Throws: ``CoreError/invalidKey(key:reason:)`` or ``CoreError/pathTooDeep(path:depth:)``.
+    public func child(_ key: String) throws -> Path {
+        try Key.validate(key)
+        guard keys.count < CoreLimits.pathDepthMax else {
+            throw CoreError.pathTooDeep(path: Path.text(keys + [key]), depth: keys.count + 1)
+        }
+        return Path(uncheckedKeys: keys + [key])
+    }
+
+    /// This path followed by the keys of `relative` (already a valid path).
+    /// - Throws: ``CoreError/pathTooDeep(path:depth:)``.
+    public func appending(_ relative: Path) throws -> Path {
+        let joined = keys + relative.keys
+        guard joined.count <= CoreLimits.pathDepthMax else {
+            throw CoreError.pathTooDeep(path: Path.text(joined), depth: joined.count)
+        }
+        return Path(uncheckedKeys: joined)
+    }
+
+    /// The parent path, nil at the root.
+    public var parent: Path? { keys.isEmpty ? nil : Path(uncheckedKeys: Array(keys.dropLast())) }
+
+    /// The last key, nil at the root.
+    public var key: String? { keys.last }
+
+    /// True at the root.
+    public var isRoot: Bool { keys.isEmpty }
+
+    /// Number of keys.
+    public var depth: Int { keys.count }
+
+    /// True when `self` is `other` or one of its ancestors.
+    public func isAncestorOrSelf(of other: Path) -> Bool {
+        keys.count <= other.keys.count && other.keys[..<keys.count].elementsEqual(keys)
+    }
+
+    /// True when one path is an ancestor-or-self of the other: their subtrees overlap.
+    public func isRelated(to other: Path) -> Bool { isAncestorOrSelf(of: other) || other.isAncestorOrSelf(of: self) }
+
+    /// The keys of `other` below this path; nil when `other` is not inside this path's subtree.
+    public func relativeKeys(of other: Path) -> ArraySlice<String>? {
+        guard isAncestorOrSelf(of: other) else { return nil }
+        return other.keys[keys.count...]
+    }
+
+    /// The longest common ancestor-or-self of two paths.
+    public func commonAncestor(with other: Path) -> Path {
+        var count = 0
+        while count < keys.count, count < other.keys.count, keys[count] == other.keys[count] { count += 1 }
+        return Path(uncheckedKeys: Array(keys[..<count]))
+    }
+
+    public var description: String { Path.text(keys) }
+
+    /// Orders paths key by key, comparing keys by UTF-8 bytes: a parent sorts before its children.
+    public static func < (lhs: Path, rhs: Path) -> Bool {
+        for (a, b) in zip(lhs.keys, rhs.keys) where a != b { return Value.utf8Less(a, b) }
+        return lhs.keys.count < rhs.keys.count
+    }
+
+    /// The text form of a list of keys.
+    static func text<S: Sequence<String>>(_ keys: S) -> String {
+        let joined = keys.joined(separator: "/")
+        return "/" + joined
+    }
+}

@@ -1,0 +1,33 @@
+/// The oracle that defines a replica's state: all known ops, deduplicated, sorted by stamp, applied one
+/// after another to the base (the empty tree, or a compacted base).
+///
+/// It is deliberately simple. Property tests and the simulator compare every faster path against it.
+///
+/// ```swift
+/// let result = ReferenceFold.fold(ops, registry: registry)
+/// result.state.jsonString()
+/// ```
+public enum ReferenceFold {
+    /// The state and the outcome of every op.
+    public struct Result: Sendable {
+        public var state: Value
+        public var outcomes: [Stamp: Outcome]
+    }
+
+    /// Folds `ops` (in any order, with duplicates) onto `base`.
+    public static func fold(_ ops: some Sequence<Op>, base: Value = .null, registry: FunctionRegistry) -> Result {
+        var unique: [Stamp: Op] = [:]
+        for op in ops { unique[op.stamp] = op }
+        let sorted = unique.values.sorted { $0.stamp < $1.stamp }
+        var state = base
+        var outcomes: [Stamp: Outcome] = [:]
+        outcomes.reserveCapacity(sorted.count)
+        let index = PathIndex()
+        for op in sorted {
+            let outcome = Fold.apply(op, to: &state, registry: registry, index: index)
+            outcomes[op.stamp] = outcome
+            if outcome != .waiting { index.insert(op) }
+        }
+        return Result(state: state, outcomes: outcomes)
+    }
+}

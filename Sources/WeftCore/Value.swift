@@ -1,0 +1,114 @@
+/// A JSON node of the replicated tree: null, a boolean, a number, a string, or an object of children.
+///
+/// Values are always *normalized*: an object never holds a `null` child and is never empty (an empty
+/// object is `null`). Arrays are accepted on input (see ``Value/init(json:)``) and stored as objects
+/// keyed `"0"`, `"1"`, … as Firebase does.
+///
+/// ```swift
+/// let v = try Value(json: #"{"name":"alice","score":3}"#)
+/// v["score"]   // .int(3)
+/// ```
+public enum Value: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case object([String: Value])
+
+    /// True for `.null`.
+    @inlinable public var isNull: Bool { if case .null = self { return true } else { return false } }
+
+    /// True for `.object`.
+    @inlinable public var isObject: Bool { if case .object = self { return true } else { return false } }
+
+    /// True for `.int` and `.double`.
+    @inlinable public var isNumber: Bool {
+        switch self {
+        case .int, .double: return true
+        default: return false
+        }
+    }
+
+    /// The children of an object; empty for every other value.
+    @inlinable public var children: [String: Value] {
+        if case let .object(children) = self { return children }
+        return [:]
+    }
+
+    /// The child under `key`, or `.null`.
+    @inlinable public subscript(key: String) -> Value {
+        if case let .object(children) = self { return children[key] ?? .null }
+        return .null
+    }
+
+    /// The node at `path` below this value, or `.null`.
+    public func value(at path: Path) -> Value { value(at: path.keys[...]) }
+
+    /// The node at the given keys below this value, or `.null`.
+    public func value(at keys: ArraySlice<String>) -> Value {
+        var current = self
+        for key in keys {
+            guard case let .object(children) = current, let child = children[key] else { return .null }
+            current = child
+        }
+        return current
+    }
+
+    /// Builds an object from children, dropping null children; an empty result is `.null`.
+    public static func object(normalizing children: [String: Value]) -> Value {
+        var kept = children
+        for (key, child) in children where child.isNull { kept.removeValue(forKey: key) }
+        return kept.isEmpty ? .null : .object(kept)
+    }
+
+    /// Number of nodes in this value (scalars and objects), `0` for null.
+    public var nodeCount: Int {
+        switch self {
+        case .null: return 0
+        case .object(let children): return 1 + children.values.reduce(0) { $0 + $1.nodeCount }
+        default: return 1
+        }
+    }
+}
+
+// MARK: - Tree writes
+
+extension Value {
+    /// Writes `newValue` at `keys` with the data model's rules: a scalar met on the way becomes an
+    /// object, a null write removes the node, and emptied objects vanish.
+    ///
+    /// A null write below a scalar, or below a missing node, changes nothing.
+    @inlinable public mutating func write(_ newValue: Value, at keys: ArraySlice<String>) {
+        guard let first = keys.first else {
+            self = newValue
+            return
+        }
+        if newValue.isNull {
+            guard case .object(var children) = self, children[first] != nil else { return }
+            self = .null
+            if keys.count == 1 {
+                children.removeValue(forKey: first)
+            } else {
+                children[first]!.write(.null, at: keys.dropFirst())
+                if children[first]!.isNull { children.removeValue(forKey: first) }
+            }
+            self = children.isEmpty ? .null : .object(children)
+            return
+        }
+        var children: [String: Value]
+        if case .object(let existing) = self {
+            children = existing
+        } else {
+            children = [:]
+        }
+        self = .null
+        children[first, default: .null].write(newValue, at: keys.dropFirst())
+        self = .object(children)
+    }
+
+    /// Writes `newValue` at `path`; see ``write(_:at:)-(_,ArraySlice<String>)``.
+    @inlinable public mutating func write(_ newValue: Value, at path: Path) {
+        write(newValue, at: path.keys[...])
+    }
+}

@@ -1,0 +1,2 @@
+import WeftCore
+print("weft")

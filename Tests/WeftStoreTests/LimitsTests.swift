@@ -1,0 +1,9 @@
+import Testing
+@testable import WeftStore
+
+@Suite struct StoreLimitsTests {
+    @Test func limitsAreOrdered() {
+        #expect(StoreLimits.groupCommitOpsMax > 0)
+        #expect(StoreLimits.groupCommitOpsMax <= StoreLimits.pendingOpsMax)
+    }
+}
