@@ -270,22 +270,23 @@ struct JSONParser {
         offset += 1
         var runStart = offset
         var out = ""
-        func flushRun(_ end: Int) {
-            if end > runStart {
-                out += String(decoding: UnsafeBufferPointer(rebasing: bytes[runStart..<end]), as: UTF8.self)
-            }
+        func flushRun(_ end: Int) throws {
+            guard end > runStart else { return }
+            guard let run = String(validating: UnsafeBufferPointer(rebasing: bytes[runStart..<end]), as: UTF8.self)
+            else { throw CoreError.invalidJSON(offset: runStart, reason: "string is not valid UTF-8") }
+            out += run
         }
         while true {
             guard offset < bytes.count else { throw fail("unterminated string") }
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {
-                flushRun(offset)
+                try flushRun(offset)
                 offset += 1
                 return out
             }
             if byte < 0x20 { throw fail("control character in string") }
             if byte == UInt8(ascii: "\\") {
-                flushRun(offset)
+                try flushRun(offset)
                 offset += 1
                 guard offset < bytes.count else { throw fail("unterminated escape") }
                 let escape = bytes[offset]
