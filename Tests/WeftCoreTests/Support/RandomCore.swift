@@ -158,3 +158,17 @@ func coreError(sourceLocation: SourceLocation = #_sourceLocation, _ body: () thr
         return nil
     }
 }
+
+/// Rebuilds values with every object's keys inserted in a shuffled order (and a different capacity), so
+/// that a dictionary's iteration order cannot leak into an encoding.
+enum Reinserted {
+    static func value(_ value: Value, using rng: inout SeededGenerator) -> Value {
+        guard case .object(let children) = value else { return value }
+        var keys = Array(children.keys)
+        rng.shuffle(&keys)
+        var rebuilt: [String: Value] = [:]
+        rebuilt.reserveCapacity(keys.count * Int(1 + rng.below(8)))
+        for key in keys { rebuilt[key] = Reinserted.value(children[key]!, using: &rng) }
+        return .object(rebuilt)
+    }
+}
