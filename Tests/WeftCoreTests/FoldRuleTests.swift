@@ -9,10 +9,13 @@ import Testing
     let bob = ReplicaID(rawValue: 0xB0B)!
 
     func op(_ origin: ReplicaID, at millis: UInt64, sequence: UInt64, _ path: String, _ kind: OpKind) throws -> Op {
-        Op(stamp: Stamp(millis: millis, counter: 0, replica: origin), sequence: sequence, path: try Path(path), kind: kind)
+        Op(
+            stamp: Stamp(millis: millis, counter: 0, replica: origin), sequence: sequence, path: try Path(path),
+            kind: kind)
     }
 
-    func fold(_ ops: [Op], base: Value = .null, registry: FunctionRegistry = FunctionRegistry()) -> ReferenceFold.Result {
+    func fold(_ ops: [Op], base: Value = .null, registry: FunctionRegistry = FunctionRegistry()) -> ReferenceFold.Result
+    {
         ReferenceFold.fold(ops, base: base, registry: registry)
     }
 
@@ -75,7 +78,9 @@ import Testing
     }
 
     @Test func incrementingANumberAddsTheStep() throws {
-        let ops = try [1, 2, 3].map { try op(alice, at: $0, sequence: $0, "/n", .increment(by: .int(5), from: .int(100))) }
+        let ops = try [1, 2, 3].map {
+            try op(alice, at: $0, sequence: $0, "/n", .increment(by: .int(5), from: .int(100)))
+        }
         #expect(fold(ops, base: try json(#"{"n":1}"#)).state == (try json(#"{"n":16}"#)))
         let half = try op(alice, at: 1, sequence: 1, "/n", .increment(by: .double(0.5), from: .int(0)))
         #expect(fold([half], base: try json(#"{"n":1}"#)).state == .object(["n": .double(1.5)]))
@@ -99,7 +104,8 @@ import Testing
 
     @Test func anIncrementThatWouldNotBeFiniteIsRejected() throws {
         let base = Value.object(["n": .double(.greatestFiniteMagnitude)])
-        let increment = try op(alice, at: 1, sequence: 1, "/n", .increment(by: .double(.greatestFiniteMagnitude), from: .int(0)))
+        let increment = try op(
+            alice, at: 1, sequence: 1, "/n", .increment(by: .double(.greatestFiniteMagnitude), from: .int(0)))
         let result = fold([increment], base: base)
         #expect(result.state == base)
         #expect(result.outcomes[increment.stamp] == .rejected(.nonFinite(try Path("/n"))))
@@ -204,7 +210,8 @@ import Testing
             var parts = (0..<random.rng.int(in: 0...5)).map { _ in random.write() }
             parts.append(.increment(try Path("/trap"), by: .int(1), from: .int(0)))
             random.rng.shuffle(&parts)
-            let batch = Op(stamp: Stamp(millis: 1, counter: 0, replica: alice), sequence: 1, path: .root, kind: .batch(parts))
+            let batch = Op(
+                stamp: Stamp(millis: 1, counter: 0, replica: alice), sequence: 1, path: .root, kind: .batch(parts))
             let result = ReferenceFold.fold([batch], base: base, registry: FunctionRegistry())
             if case .rejected = result.outcomes[batch.stamp] {
                 #expect(result.state == base)
@@ -231,7 +238,8 @@ import Testing
 
     @Test func aTransactionIsRejectedWhenAnUnseenOpTouchedItsSubtreeBeforeIt() throws {
         let unseen = try op(bob, at: 100, sequence: 1, "/t/x", .set(.int(1)))
-        let transaction = try op(alice, at: 200, sequence: 1, "/t", .transaction(read: VersionVector(), result: .int(7)))
+        let transaction = try op(
+            alice, at: 200, sequence: 1, "/t", .transaction(read: VersionVector(), result: .int(7)))
         let result = fold([transaction, unseen])
         #expect(result.outcomes[transaction.stamp] == .rejected(.staleRead(try Path("/t"))))
         #expect(result.state == (try json(#"{"t":{"x":1}}"#)))
@@ -239,7 +247,8 @@ import Testing
 
     @Test func anUnseenWriteToAnAncestorAlsoMakesTheReadStale() throws {
         let unseen = try op(bob, at: 100, sequence: 1, "/", .set(try json(#"{"t":5}"#)))
-        let transaction = try op(alice, at: 200, sequence: 1, "/t", .transaction(read: VersionVector(), result: .int(7)))
+        let transaction = try op(
+            alice, at: 200, sequence: 1, "/t", .transaction(read: VersionVector(), result: .int(7)))
         #expect(fold([unseen, transaction]).outcomes[transaction.stamp] == .rejected(.staleRead(try Path("/t"))))
     }
 
@@ -255,7 +264,8 @@ import Testing
 
     @Test func unseenOpsElsewhereOrLaterInStampOrderDoNotMatter() throws {
         let elsewhere = try op(bob, at: 100, sequence: 1, "/other", .set(.int(1)))
-        let transaction = try op(alice, at: 200, sequence: 1, "/t", .transaction(read: VersionVector(), result: .int(7)))
+        let transaction = try op(
+            alice, at: 200, sequence: 1, "/t", .transaction(read: VersionVector(), result: .int(7)))
         let later = try op(bob, at: 300, sequence: 2, "/t/x", .set(.int(9)))
         let result = fold([later, transaction, elsewhere])
         #expect(result.outcomes[transaction.stamp] == .applied)
@@ -298,8 +308,10 @@ import Testing
 
     @Test func aCallOfAMissingFunctionWaitsAndChangesNothing() throws {
         let base = try json(#"{"balance":10}"#)
-        let unknown = try op(alice, at: 1, sequence: 1, "/balance", .call(FunctionCall(name: "audit", version: 1, arguments: .null)))
-        let newer = try op(alice, at: 2, sequence: 2, "/balance", .call(FunctionCall(name: "withdraw", version: 2, arguments: .null)))
+        let unknown = try op(
+            alice, at: 1, sequence: 1, "/balance", .call(FunctionCall(name: "audit", version: 1, arguments: .null)))
+        let newer = try op(
+            alice, at: 2, sequence: 2, "/balance", .call(FunctionCall(name: "withdraw", version: 2, arguments: .null)))
         let result = fold([unknown, newer], base: base, registry: bank)
         #expect(result.outcomes[unknown.stamp] == .waiting)
         #expect(result.outcomes[newer.stamp] == .waiting)
@@ -307,7 +319,8 @@ import Testing
     }
 
     @Test func aWaitingCallDoesNotMakeALaterTransactionStale() throws {
-        let waiting = try op(bob, at: 1, sequence: 1, "/t", .call(FunctionCall(name: "audit", version: 1, arguments: .null)))
+        let waiting = try op(
+            bob, at: 1, sequence: 1, "/t", .call(FunctionCall(name: "audit", version: 1, arguments: .null)))
         let transaction = try op(alice, at: 2, sequence: 1, "/t", .transaction(read: VersionVector(), result: .int(1)))
         #expect(fold([waiting, transaction]).outcomes[transaction.stamp] == .applied)
     }
@@ -318,9 +331,11 @@ import Testing
             .object(["gone": .null, "empty": .object([:]), "kept": .object(["inner": .object([:]), "v": .int(1)])])
         }
         registry.register(name: "hollow", version: 1) { _, _ in .object(["a": .object(["b": .null])]) }
-        let sloppy = try op(alice, at: 1, sequence: 1, "/f", .call(FunctionCall(name: "sloppy", version: 1, arguments: .null)))
+        let sloppy = try op(
+            alice, at: 1, sequence: 1, "/f", .call(FunctionCall(name: "sloppy", version: 1, arguments: .null)))
         #expect(fold([sloppy], registry: registry).state == (try json(#"{"f":{"kept":{"v":1}}}"#)))
-        let hollow = try op(alice, at: 1, sequence: 1, "/f", .call(FunctionCall(name: "hollow", version: 1, arguments: .null)))
+        let hollow = try op(
+            alice, at: 1, sequence: 1, "/f", .call(FunctionCall(name: "hollow", version: 1, arguments: .null)))
         let result = fold([hollow], base: try json(#"{"f":1,"z":2}"#), registry: registry)
         #expect(result.state == (try json(#"{"z":2}"#)))
         #expect(StateDigest(of: result.state) == StateDigest(of: try json(#"{"z":2}"#)))

@@ -32,9 +32,10 @@ import Testing
     }
 
     @Test func charactersNextToTheForbiddenOnesAreAllowed() throws {
-        for key in [" ", "-", "_", "~", "%", "@", "!", "*", "\\", "{", "}", "a b", "é", "😀", "\u{80}", "\u{A0}",
-            "\u{2028}", "0", "-Nx3", "ALICE"]
-        {
+        for key in [
+            " ", "-", "_", "~", "%", "@", "!", "*", "\\", "{", "}", "a b", "é", "😀", "\u{80}", "\u{A0}",
+            "\u{2028}", "0", "-Nx3", "ALICE",
+        ] {
             try Key.validate(key)
             #expect(Key.isValid(key))
         }
@@ -54,9 +55,10 @@ import Testing
         try Key.validate(String(repeating: "é", count: 384))
         try Key.validate(String(repeating: "€", count: 256))
         try Key.validate(String(repeating: "😀", count: 192))
-        for tooLong in [String(repeating: "é", count: 384) + "a", String(repeating: "€", count: 257),
-            String(repeating: "😀", count: 193)]
-        {
+        for tooLong in [
+            String(repeating: "é", count: 384) + "a", String(repeating: "€", count: 257),
+            String(repeating: "😀", count: 193),
+        ] {
             #expect(tooLong.count < 769)
             #expect(rejectedKey(tooLong) == tooLong)
         }

@@ -61,9 +61,10 @@ import Testing
     }
 
     @Test func incrementsWithIntsAndDoublesRoundTrip() throws {
-        for (by, from) in [(Number.int(1), Number.int(0)), (.int(.min), .int(.max)), (.double(0.5), .double(-2.5)),
-            (.int(-3), .double(1e300)), (.double(-0.0), .int(0))]
-        {
+        for (by, from) in [
+            (Number.int(1), Number.int(0)), (.int(.min), .int(.max)), (.double(0.5), .double(-2.5)),
+            (.int(-3), .double(1e300)), (.double(-0.0), .int(0)),
+        ] {
             try expectRoundTrip(try op(.increment(by: by, from: from)))
         }
     }
@@ -85,7 +86,8 @@ import Testing
     }
 
     @Test func aCallRoundTrips() throws {
-        let call = FunctionCall(name: "transfer", version: .max, arguments: try Value(json: #"{"from":"a","amount":5}"#))
+        let call = FunctionCall(
+            name: "transfer", version: .max, arguments: try Value(json: #"{"from":"a","amount":5}"#))
         try expectRoundTrip(try op(.call(call), path: "/accounts"))
         try expectRoundTrip(try op(.call(FunctionCall(name: "é", version: 0, arguments: .null))))
     }
@@ -114,14 +116,15 @@ import Testing
         let pinned = Op(
             stamp: Stamp(time: 0x0102, replica: ReplicaID(rawValue: 3)!), sequence: 1, path: try Path("/a"),
             kind: .set(.int(5)))
-        #expect(OpCodec.encode(pinned) == [
-            1,  // format
-            0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 3,  // stamp: time, replica
-            1,  // sequence
-            1, 1, 0x61,  // path: one key "a"
-            1,  // set
-            3, 10,  // int 5, zigzag
-        ])
+        #expect(
+            OpCodec.encode(pinned) == [
+                1,  // format
+                0, 0, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 3,  // stamp: time, replica
+                1,  // sequence
+                1, 1, 0x61,  // path: one key "a"
+                1,  // set
+                3, 10,  // int 5, zigzag
+            ])
     }
 
     // MARK: - Values
@@ -151,7 +154,9 @@ import Testing
     }
 
     @Test func aValueWithTrailingBytesIsRefused() {
-        #expect(coreError { try OpCodec.decodeValue([3, 2, 0]) } == .malformedEncoding(offset: 2, reason: "trailing bytes after the value"))
+        #expect(
+            coreError { try OpCodec.decodeValue([3, 2, 0]) }
+                == .malformedEncoding(offset: 2, reason: "trailing bytes after the value"))
     }
 
     // MARK: - Garbage never crashes
@@ -208,7 +213,9 @@ import Testing
     func anUnknownFormatIsRefused(format: UInt8) throws {
         var bytes = OpCodec.encode(try op(.set(.int(1))))
         bytes[0] = format
-        #expect(coreError { try OpCodec.decode(bytes) } == .malformedEncoding(offset: 0, reason: "unknown op format \(format)"))
+        #expect(
+            coreError { try OpCodec.decode(bytes) }
+                == .malformedEncoding(offset: 0, reason: "unknown op format \(format)"))
     }
 
     @Test(arguments: [UInt8(0), 7, 0xFF])
@@ -235,9 +242,10 @@ import Testing
         var start = ByteWriter()
         start.write(byte: OpCodec.format)
         OpCodec.write(stamp, to: &start)
-        for sequence in [Array(repeating: 0xFF, count: 11), Array(repeating: 0xFF, count: 9) + [0x02],
-            Array(repeating: 0x80, count: 10) + [0x00]] as [[UInt8]]
-        {
+        for sequence in [
+            Array(repeating: 0xFF, count: 11), Array(repeating: 0xFF, count: 9) + [0x02],
+            Array(repeating: 0x80, count: 10) + [0x00],
+        ] as [[UInt8]] {
             #expect(malformedReason(start.bytes + sequence + [0, 1, 0]) == "varint is too long")
         }
         // Nine continuation bytes and a final 1 are exactly UInt64.max.

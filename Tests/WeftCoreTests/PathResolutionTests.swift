@@ -53,9 +53,10 @@ import Testing
     }
 
     @Test func segmentsThatAreNotValidKeysThrowNamingTheSegment() throws {
-        for (relative, key) in [("a.b", "a.b"), ("x/...", "..."), ("ok/$price", "$price"), ("#1", "#1"),
-            ("list[0]", "list[0]"), ("tab\there", "tab\there")]
-        {
+        for (relative, key) in [
+            ("a.b", "a.b"), ("x/...", "..."), ("ok/$price", "$price"), ("#1", "#1"),
+            ("list[0]", "list[0]"), ("tab\there", "tab\there"),
+        ] {
             let error = coreError { try base.resolving(relative) }
             guard case .invalidKey(let named, _) = error else {
                 Issue.record("\(relative) gave \(String(describing: error))")
@@ -84,7 +85,10 @@ import Testing
         let half = try Path(keys: Array(keys[..<16]))
         let rest = try Path(keys: Array(keys[16...]))
         #expect(coreError { try half.appending(rest) } == expected)
-        guard case .pathTooDeep(_, let depth) = coreError({ try base.resolving((1...31).map(String.init).joined(separator: "/")) })
+        guard
+            case .pathTooDeep(_, let depth) = coreError({
+                try base.resolving((1...31).map(String.init).joined(separator: "/"))
+            })
         else {
             Issue.record("31 levels below a 2-level base should be too deep")
             return

@@ -27,8 +27,10 @@ import Testing
             var random = RandomCore(seed: seed)
             let earlier = random.rng.below(CoreLimits.stampMillisMax)
             let later = earlier + 1 + random.rng.below(CoreLimits.stampMillisMax - earlier)
-            let a = Stamp(millis: earlier, counter: UInt16(truncatingIfNeeded: random.rng.next()), replica: random.replica())
-            let b = Stamp(millis: later, counter: UInt16(truncatingIfNeeded: random.rng.next()), replica: random.replica())
+            let a = Stamp(
+                millis: earlier, counter: UInt16(truncatingIfNeeded: random.rng.next()), replica: random.replica())
+            let b = Stamp(
+                millis: later, counter: UInt16(truncatingIfNeeded: random.rng.next()), replica: random.replica())
             #expect(PushID.make(from: a).utf8.lexicographicallyPrecedes(PushID.make(from: b).utf8))
         }
     }
@@ -76,8 +78,10 @@ import Testing
         #expect(PushID.millis(of: "-KpJ0sMzKvVqkKxp3wIT") == 1_500_353_365_503)
     }
 
-    @Test(arguments: ["", "-KpJ0sMzKvVqkKxp3wI", "-KpJ0sMzKvVqkKxp3wITx", "-KpJ0sMzKvVqkKxp3wI!", "!KpJ0sMzKvVqkKxp3wIT",
-        "-KpJ0sMzKvVqkKxp3w.T", "-KpJ0sMzKvVqkKxp3wé"])
+    @Test(arguments: [
+        "", "-KpJ0sMzKvVqkKxp3wI", "-KpJ0sMzKvVqkKxp3wITx", "-KpJ0sMzKvVqkKxp3wI!", "!KpJ0sMzKvVqkKxp3wIT",
+        "-KpJ0sMzKvVqkKxp3w.T", "-KpJ0sMzKvVqkKxp3wé",
+    ])
     func millisIsNilForAnythingThatIsNotAPushID(key: String) {
         #expect(PushID.millis(of: key) == nil)
     }

@@ -24,13 +24,15 @@ import Testing
 
     @Test func theFirstValuesOfKnownSeedsArePinned() {
         var zero = SeededGenerator(seed: 0)
-        #expect((0..<4).map { _ in zero.next() } == [
-            0x99EC_5F36_CB75_F2B4, 0xBF6E_1F78_4956_452A, 0x1A5F_849D_4933_E6E0, 0x6AA5_94F1_262D_2D2C,
-        ])
+        #expect(
+            (0..<4).map { _ in zero.next() } == [
+                0x99EC_5F36_CB75_F2B4, 0xBF6E_1F78_4956_452A, 0x1A5F_849D_4933_E6E0, 0x6AA5_94F1_262D_2D2C,
+            ])
         var fortyTwo = SeededGenerator(seed: 42)
-        #expect((0..<4).map { _ in fortyTwo.next() } == [
-            0x1578_0B2E_0C2E_C716, 0x6104_D986_6D11_3A7E, 0xAE17_5332_39E4_99A1, 0xECB8_AD47_03B3_60A1,
-        ])
+        #expect(
+            (0..<4).map { _ in fortyTwo.next() } == [
+                0x1578_0B2E_0C2E_C716, 0x6104_D986_6D11_3A7E, 0xAE17_5332_39E4_99A1, 0xECB8_AD47_03B3_60A1,
+            ])
     }
 
     @Test func derivedDrawsArePinnedToo() {

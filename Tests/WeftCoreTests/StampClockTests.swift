@@ -175,10 +175,14 @@ import Testing
         _ = try clock.next(wallMillis: 1_000_000)
         let before = clock
         let far = Stamp(millis: 1_060_001, counter: 0, replica: two)
-        #expect(coreError { try clock.receive(far, wallMillis: 1_000_000) } == .clockDrift(aheadMillis: 60_001, maxMillis: 60_000))
+        #expect(
+            coreError { try clock.receive(far, wallMillis: 1_000_000) }
+                == .clockDrift(aheadMillis: 60_001, maxMillis: 60_000))
         #expect(clock == before)
         let farther = Stamp(millis: 1_500_000, counter: 0, replica: two)
-        #expect(coreError { try clock.check(farther, wallMillis: 1_000_000) } == .clockDrift(aheadMillis: 500_000, maxMillis: 60_000))
+        #expect(
+            coreError { try clock.check(farther, wallMillis: 1_000_000) }
+                == .clockDrift(aheadMillis: 500_000, maxMillis: 60_000))
         #expect(try clock.next(wallMillis: 1_000_000) < far)
     }
 

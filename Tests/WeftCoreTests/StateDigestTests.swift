@@ -34,7 +34,10 @@ import Testing
         reversed["tags"] = document["tags"]
         reversed["users"] = document["users"]
         #expect(StateDigest(of: .object(reversed)) == StateDigest(of: document))
-        let parsed = try Value(json: #"{"tags":["a","é"],"users":{"bob":{"ratio":0.5,"score":-7},"alice":{"active":true,"name":"Alice","score":42}}}"#)
+        let parsed = try Value(
+            json:
+                #"{"tags":["a","é"],"users":{"bob":{"ratio":0.5,"score":-7},"alice":{"active":true,"name":"Alice","score":42}}}"#
+        )
         #expect(StateDigest(of: parsed) == StateDigest(of: document))
     }
 

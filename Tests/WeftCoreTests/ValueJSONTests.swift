@@ -60,7 +60,10 @@ import Testing
 
     @Test func arraysBecomeObjectsKeyedByIndex() throws {
         let value = try Value(json: #"{"tags":["a","b",["c"]]}"#)
-        #expect(value == .object(["tags": .object(["0": .string("a"), "1": .string("b"), "2": .object(["0": .string("c")])])]))
+        #expect(
+            value
+                == .object(["tags": .object(["0": .string("a"), "1": .string("b"), "2": .object(["0": .string("c")])])])
+        )
         #expect(value.jsonString() == #"{"tags":{"0":"a","1":"b","2":{"0":"c"}}}"#)
     }
 
@@ -175,9 +178,10 @@ import Testing
     }
 
     @Test func invalidUTF8IsRefusedNotRepaired() throws {
-        for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0x61, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22],
-            [0x7B, 0x22, 0xC0, 0xAF, 0x22, 0x3A, 0x31, 0x7D]]
-        {
+        for bytes: [UInt8] in [
+            [0x22, 0xFF, 0x22], [0x22, 0x61, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22],
+            [0x7B, 0x22, 0xC0, 0xAF, 0x22, 0x3A, 0x31, 0x7D],
+        ] {
             guard case .invalidJSON(_, let reason) = coreError({ try Value(jsonBytes: bytes) }) else {
                 Issue.record("\(bytes) did not give invalidJSON")
                 continue
@@ -188,9 +192,10 @@ import Testing
     }
 
     @Test func keysInJSONAreValidated() throws {
-        for (text, key) in [(#"{"a.b":1}"#, "a.b"), (#"{"":1}"#, ""), (#"{"a/b":1}"#, "a/b"),
-            (#"{"x":{"$y":1}}"#, "$y"), (#"{"\u0000":1}"#, "\u{0}"), (#"{"\u007f":1}"#, "\u{7F}")]
-        {
+        for (text, key) in [
+            (#"{"a.b":1}"#, "a.b"), (#"{"":1}"#, ""), (#"{"a/b":1}"#, "a/b"),
+            (#"{"x":{"$y":1}}"#, "$y"), (#"{"\u0000":1}"#, "\u{0}"), (#"{"\u007f":1}"#, "\u{7F}"),
+        ] {
             guard case .invalidKey(let named, _) = coreError({ try Value(json: text) }) else {
                 Issue.record("\(text) did not give invalidKey")
                 continue
@@ -198,7 +203,9 @@ import Testing
             #expect(named == key)
         }
         let longKey = String(repeating: "k", count: 769)
-        #expect(coreError { try Value(json: "{\"\(longKey)\":1}") }.map { if case .invalidKey = $0 { true } else { false } } == true)
+        #expect(
+            coreError { try Value(json: "{\"\(longKey)\":1}") }.map { if case .invalidKey = $0 { true } else { false } }
+                == true)
         #expect(try Value(json: "{\"\(String(longKey.dropLast()))\":1}").children.count == 1)
     }
 
@@ -216,7 +223,9 @@ import Testing
             return
         }
         #expect(path == "/" + Array(repeating: "k", count: 33).joined(separator: "/"))
-        #expect(coreError { try Value(json: String(repeating: "[", count: 33) + "1" + String(repeating: "]", count: 33)) } != nil)
+        #expect(
+            coreError { try Value(json: String(repeating: "[", count: 33) + "1" + String(repeating: "]", count: 33)) }
+                != nil)
     }
 
     @Test func anEmptyObjectJustBelowTheLimitVanishesInsteadOfFailing() throws {

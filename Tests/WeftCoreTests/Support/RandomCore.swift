@@ -38,16 +38,20 @@ struct RandomCore {
     }
 
     mutating func string() -> String {
-        let pieces = ["", "hello", "é", "\"quoted\"", "back\\slash", "tab\t", "nl\n", "\u{0}", "\u{1F}", "\u{7F}",
-            "😀", "\u{FFFD}", "日本語", "a/b.c$d"]
+        let pieces = [
+            "", "hello", "é", "\"quoted\"", "back\\slash", "tab\t", "nl\n", "\u{0}", "\u{1F}", "\u{7F}",
+            "😀", "\u{FFFD}", "日本語", "a/b.c$d",
+        ]
         return pieces[Int(rng.below(UInt64(pieces.count)))] + (rng.chance(0.3) ? String(rng.next()) : "")
     }
 
     mutating func double() -> Double {
         switch rng.below(6) {
         case 0: return Double(rng.int(in: -1000...1000)) / 8
-        case 1: return Double(bitPattern: rng.next() & ~(0x7FF << 52)) // subnormal or zero
-        case 2: return [0.1, -2.5, 1e300, -1e-300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 1e15, 123456.75][Int(rng.below(8))]
+        case 1: return Double(bitPattern: rng.next() & ~(0x7FF << 52))  // subnormal or zero
+        case 2:
+            return [0.1, -2.5, 1e300, -1e-300, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 1e15, 123456.75][
+                Int(rng.below(8))]
         default:
             while true {
                 let d = Double(bitPattern: rng.next())
