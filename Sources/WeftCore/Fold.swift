@@ -39,7 +39,9 @@ enum Fold {
             guard let result = function(state.value(at: op.path), call.arguments) else {
                 return .rejected(.refusedByFunction(name: call.name))
             }
-            state.write(result, at: op.path)
+            // A function is app code: an empty object or a null child it returns must vanish as they
+            // would from any other write, or the state would depend on how a value was built.
+            state.write(result.normalized, at: op.path)
             return .applied
         }
     }
@@ -68,7 +70,7 @@ enum Fold {
             if let function = registry.function(name: call.name, version: call.version),
                 let result = function(state.value(at: op.path), call.arguments)
             {
-                state.write(result, at: op.path)
+                state.write(result.normalized, at: op.path)
             }
         }
     }
