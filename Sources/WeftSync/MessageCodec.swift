@@ -166,7 +166,7 @@ public enum MessageCodec {
         guard version == SyncLimits.protocolVersion else {
             throw SyncError(
                 .unsupportedVersion,
-                "the peer speaks protocol version \(version); this replica speaks version \(SyncLimits.protocolVersion)")
+                "protocol version \(version) is not supported; this replica speaks version \(SyncLimits.protocolVersion)")
         }
         return try decoding("hello") {
             guard let replica = ReplicaID(rawValue: try reader.readFixed()) else {
