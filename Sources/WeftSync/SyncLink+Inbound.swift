@@ -30,6 +30,8 @@ extension SyncLink {
                     .protocolViolation, "op \(op.sequence) of \(origin) arrived after a gap: the last one was \(bound)")
             }
             inbound.bound.advance(origin: origin, to: op.sequence)
+            // The peer sends only ops of its gap-free log: it holds every op of the origin up to this one.
+            outbound.cursor.advance(origin: origin, to: op.sequence)
             highest[origin] = max(highest[origin] ?? 0, op.sequence)
             if op.sequence > local[origin] { fresh.append(op) }
         }

@@ -115,6 +115,21 @@ import WeftCore
         expectConverged(harness, [0, 1, 2])
     }
 
+    @Test func liveOpsAreNotEchoedBackToTheReplicaTheyCameFrom() {
+        var harness = Harness(nodeCount: 3)
+        harness.connect(0, 1)
+        harness.connect(1, 2)
+        harness.run()
+        writeRandom(&harness, node: 0, count: 30, seed: 50)
+        harness.run()
+        writeRandom(&harness, node: 2, count: 30, seed: 51)
+        harness.run()
+        expectConverged(harness, [0, 1, 2])
+        #expect(!harness.opsSent(by: 1).contains { $0.origin == Harness.replica(0) })
+        #expect(!harness.opsSent(by: 3).contains { $0.origin == Harness.replica(1) || $0.origin == Harness.replica(0) })
+        #expect(harness.opsSent(by: 1).count == 30)
+    }
+
     @Test func acknowledgementsReachTheSenderAndTheStatusShowsNothingBehind() {
         var harness = Harness(nodeCount: 2)
         writeRandom(&harness, node: 0, count: 50, seed: 30)
