@@ -44,18 +44,20 @@ enum SnapshotChunker {
             entries.append(SnapshotEntry(path: path, value: value))
             return
         }
+        // A group is an object holding some of the children: a tag, a count, then the members.
+        func objectSize(count: Int, membersSize: Int) -> Int { 1 + varintByteCount(UInt64(count)) + membersSize }
         var group: [String: Value] = [:]
         var groupSize = 0
         for key in children.keys.sorted(by: Value.utf8Less) {
             let child = children[key]!
             let childSize = byteCount(of: child)
             let memberSize = byteCount(ofKey: key) + childSize
-            if memberSize > budget {
+            if objectSize(count: 1, membersSize: memberSize) > budget {
                 guard let childPath = try? path.child(key) else { preconditionFailure("a stored key is invalid") }
                 split(child, at: childPath, size: childSize, budget: budget, into: &entries)
                 continue
             }
-            if groupSize + memberSize > budget, !group.isEmpty {
+            if !group.isEmpty, objectSize(count: group.count + 1, membersSize: groupSize + memberSize) > budget {
                 entries.append(SnapshotEntry(path: path, value: .object(group)))
                 group = [:]
                 groupSize = 0
