@@ -54,7 +54,9 @@ public struct AuthNonce: Sendable, Hashable {
         bytes.reserveCapacity(SyncLimits.nonceBytes)
         while bytes.count < SyncLimits.nonceBytes {
             let word = generator.next()
-            for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+            for shift in stride(from: 0, to: 64, by: 8) {
+                bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
+            }
         }
         return AuthNonce(bytes: bytes)!
     }

@@ -140,7 +140,8 @@ enum ClientCodec {
         try MessageCodec.decoding("event") {
             let watchID = try reader.readVarint()
             let path = try OpCodec.readPath(from: &reader)
-            return ClientEvent(watchID: watchID, path: path, value: try OpCodec.readValue(from: &reader, depth: path.depth))
+            return ClientEvent(
+                watchID: watchID, path: path, value: try OpCodec.readValue(from: &reader, depth: path.depth))
         }
     }
 }

@@ -48,7 +48,9 @@ public struct FrameDecoder: Sendable {
         guard bufferedByteCount >= 4 else { return nil }
         var length = 0
         for index in start..<(start + 4) { length = length << 8 | Int(buffer[index]) }
-        guard length >= 1 else { return try fail(SyncError(.malformedFrame, "a frame's length must count its type byte")) }
+        guard length >= 1 else {
+            return try fail(SyncError(.malformedFrame, "a frame's length must count its type byte"))
+        }
         guard length <= frameBytesMax - 4 else {
             return try fail(
                 SyncError(.frameTooLarge, "a frame of \(length + 4) bytes exceeds the limit of \(frameBytesMax) bytes"))

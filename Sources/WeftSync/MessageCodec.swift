@@ -124,7 +124,8 @@ public enum MessageCodec {
                 return .snapshotBegin(SnapshotBegin(frontier: frontier, entryCount: entryCount, byteCount: byteCount))
             }
         case .snapshotChunk: return .snapshotChunk(try SnapshotChunker.readChunk(from: &reader))
-        case .snapshotEnd: return .snapshotEnd(StateDigest(rawValue: try decoding("snapshot end") { try reader.readFixed() }))
+        case .snapshotEnd:
+            return .snapshotEnd(StateDigest(rawValue: try decoding("snapshot end") { try reader.readFixed() }))
         case .snapshotAck: return .snapshotAck(chunkCount: try decoding("snapshot ack") { try reader.readVarint() })
         case .ping: return .ping(try decoding("ping") { try reader.readVarint() })
         case .pong: return .pong(try decoding("pong") { try reader.readVarint() })
@@ -166,7 +167,8 @@ public enum MessageCodec {
         guard version == SyncLimits.protocolVersion else {
             throw SyncError(
                 .unsupportedVersion,
-                "protocol version \(version) is not supported; this replica speaks version \(SyncLimits.protocolVersion)")
+                "protocol version \(version) is not supported; this replica speaks version \(SyncLimits.protocolVersion)"
+            )
         }
         return try decoding("hello") {
             guard let replica = ReplicaID(rawValue: try reader.readFixed()) else {

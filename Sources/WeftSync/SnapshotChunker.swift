@@ -182,7 +182,8 @@ struct SnapshotAssembler: Sendable {
         guard entryCount == begin.entryCount, byteCount == begin.byteCount else {
             throw SyncError(
                 .snapshotMismatch,
-                "a snapshot ended after \(entryCount) of \(begin.entryCount) entries, \(byteCount) of \(begin.byteCount) bytes")
+                "a snapshot ended after \(entryCount) of \(begin.entryCount) entries, \(byteCount) of \(begin.byteCount) bytes"
+            )
         }
         guard StateDigest(of: value) == digest else {
             throw SyncError(.snapshotMismatch, "the snapshot's digest does not match its content")

@@ -48,9 +48,11 @@ public struct SyncConfiguration: Sendable {
             guard condition else { throw SyncError(.invalidConfiguration, message) }
         }
         try require(name.utf8.count <= SyncLimits.nameBytesMax, "name is longer than \(SyncLimits.nameBytesMax) bytes")
-        try require((1...SyncLimits.batchOpsMax).contains(batchOpsMax), "batchOpsMax must be in 1...\(SyncLimits.batchOpsMax)")
         try require(
-            (1...SyncLimits.batchBytesMax).contains(batchBytesMax), "batchBytesMax must be in 1...\(SyncLimits.batchBytesMax)")
+            (1...SyncLimits.batchOpsMax).contains(batchOpsMax), "batchOpsMax must be in 1...\(SyncLimits.batchOpsMax)")
+        try require(
+            (1...SyncLimits.batchBytesMax).contains(batchBytesMax),
+            "batchBytesMax must be in 1...\(SyncLimits.batchBytesMax)")
         try require(
             (SyncLimits.windowBytesMin...SyncLimits.windowBytesMax).contains(windowBytes),
             "windowBytes must be in \(SyncLimits.windowBytesMin)...\(SyncLimits.windowBytesMax)")

@@ -34,7 +34,8 @@ extension SyncLink {
     /// Daemon side: the owner answers a request.
     mutating func sendReply(_ reply: ClientReply, outbox: inout Outbox) {
         precondition(servesClient, "replies go to clients only")
-        precondition(client.pendingRequests.remove(reply.id) != nil, "reply to request \(reply.id), which is not pending")
+        precondition(
+            client.pendingRequests.remove(reply.id) != nil, "reply to request \(reply.id), which is not pending")
         if case .failed = reply.result { client.watches.remove(reply.id) }
         outbox.send(.reply(reply))
     }

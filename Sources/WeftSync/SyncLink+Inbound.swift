@@ -16,7 +16,8 @@ extension SyncLink {
         else {
             throw SyncError(
                 .limitExceeded,
-                "the peer sent beyond the window of \(settings.receiveWindowBytes) bytes and \(settings.windowFramesMax) frames")
+                "the peer sent beyond the window of \(settings.receiveWindowBytes) bytes and \(settings.windowFramesMax) frames"
+            )
         }
         let local = source.versionVector
         var highest: [ReplicaID: UInt64] = [:]

@@ -39,7 +39,8 @@ extension SyncLink {
             var origin = first
             while count < settings.batchOpsMax, builder.payloadCount < budget {
                 let last = try appendOps(
-                    of: origin, through: local[origin], source: source, builder: &builder, count: &count, budget: budget)
+                    of: origin, through: local[origin], source: source, builder: &builder, count: &count, budget: budget
+                )
                 marks.append(WindowLedger.Mark(origin: origin, sequence: last))
                 guard outbound.cursor[origin] >= local[origin] else { break }
                 origins.removeFirst()
@@ -69,14 +70,16 @@ extension SyncLink {
             throw SyncError(.localFailure, "reading ops of \(origin) after \(after) failed: \(error)")
         }
         guard !ops.isEmpty else {
-            throw SyncError(.localFailure, "the log covers ops of \(origin) up to \(last) but returned none after \(after)")
+            throw SyncError(
+                .localFailure, "the log covers ops of \(origin) up to \(last) but returned none after \(after)")
         }
         var expected = after + 1
         for op in ops {
             guard count < settings.batchOpsMax, builder.payloadCount < budget, expected <= last else { break }
             guard op.origin == origin, op.sequence == expected else {
                 throw SyncError(
-                    .localFailure, "the log returned op \(op.origin):\(op.sequence) where \(origin):\(expected) was due")
+                    .localFailure, "the log returned op \(op.origin):\(op.sequence) where \(origin):\(expected) was due"
+                )
             }
             OpCodec.write(op, to: &builder.writer)
             count += 1

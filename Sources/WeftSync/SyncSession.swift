@@ -106,7 +106,8 @@ public struct SyncSession: Sendable {
     ///   - nonce: fresh random bytes for this session's authentication.
     ///   - source: the local log (its version vector goes in the hello).
     ///   - now: the current time, in milliseconds.
-    public mutating func onStart(_ side: SyncSide, nonce: AuthNonce, source: some OpSource, now: UInt64) -> [SyncAction] {
+    public mutating func onStart(_ side: SyncSide, nonce: AuthNonce, source: some OpSource, now: UInt64) -> [SyncAction]
+    {
         guard case .idle = state else { preconditionFailure("onStart in state \(state)") }
         precondition(side == .initiator || configuration.role != .client, "a client only initiates connections")
         var outbox = Outbox()
@@ -126,7 +127,9 @@ public struct SyncSession: Sendable {
     }
 
     /// Bytes arrived from the transport, in any chunking.
-    public mutating func onBytesReceived(_ bytes: some Sequence<UInt8>, source: some OpSource, now: UInt64) -> [SyncAction] {
+    public mutating func onBytesReceived(_ bytes: some Sequence<UInt8>, source: some OpSource, now: UInt64)
+        -> [SyncAction]
+    {
         switch state {
         case .idle, .modifying: preconditionFailure("bytes received in state \(state)")
         case .closed: return []
@@ -137,7 +140,9 @@ public struct SyncSession: Sendable {
         decoder.append(bytes)
         do throws(SyncError) {
             try drainFrames(source: source, outbox: &outbox, now: now)
-            if case .ready = state { try withLink { link throws(SyncError) in try link.pump(source: source, outbox: &outbox) } }
+            if case .ready = state {
+                try withLink { link throws(SyncError) in try link.pump(source: source, outbox: &outbox) }
+            }
         } catch {
             fail(error, outbox: &outbox)
         }
@@ -207,10 +212,12 @@ public struct SyncSession: Sendable {
             try receiveHello(hello, handshake: handshake, source: source, outbox: &outbox, now: now)
         case .awaitingProof(let handshake, let peer, let token):
             guard case .authResponse(let proof) = message else { throw unexpected(message) }
-            try receiveProof(proof, handshake: handshake, peer: peer, token: token, source: source, outbox: &outbox, now: now)
+            try receiveProof(
+                proof, handshake: handshake, peer: peer, token: token, source: source, outbox: &outbox, now: now)
         case .awaitingWelcome(let handshake, let peer, let token):
             guard case .welcome(let proof) = message else { throw unexpected(message) }
-            try receiveWelcome(proof, handshake: handshake, peer: peer, token: token, source: source, outbox: &outbox, now: now)
+            try receiveWelcome(
+                proof, handshake: handshake, peer: peer, token: token, source: source, outbox: &outbox, now: now)
         case .ready:
             try withLink { link throws(SyncError) in
                 try link.handle(message, frameBytes: frameBytes, source: source, outbox: &outbox)

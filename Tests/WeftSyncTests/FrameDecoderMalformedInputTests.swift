@@ -124,7 +124,9 @@ func frame(_ type: MessageType, _ payload: [UInt8]) -> Frame { Frame(type: type.
     @Test func aHelloWithATinyWindowIsMalformed() {
         var hello = helloSample
         hello.windowBytes = 10
-        #expect(syncError { _ = try MessageCodec.decode(Frame(type: 1, payload: payload(of: .hello(hello)))) }?.code == .malformedFrame)
+        #expect(
+            syncError { _ = try MessageCodec.decode(Frame(type: 1, payload: payload(of: .hello(hello)))) }?.code
+                == .malformedFrame)
     }
 
     @Test func anOpsMessageWithTooManyOpsIsMalformed() {

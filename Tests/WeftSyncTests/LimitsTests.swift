@@ -9,14 +9,17 @@ import WeftCore
     }
 
     @Test func aFrameHoldsAFullBatchPlusTheLargestOp() {
-        #expect(SyncLimits.frameBytesMax >= SyncLimits.frameHeaderBytes + SyncLimits.batchBytesMax + CoreLimits.opBytesMax)
+        #expect(
+            SyncLimits.frameBytesMax >= SyncLimits.frameHeaderBytes + SyncLimits.batchBytesMax + CoreLimits.opBytesMax)
         #expect(SyncLimits.frameBytesMax <= Int(UInt32.max))
     }
 
     @Test func aSnapshotChunkHoldsTheLongestStringAtTheDeepestPath() {
         let deepestPath = 1 + CoreLimits.pathDepthMax * (2 + CoreLimits.keyBytesMax)
         let longestString = 1 + 4 + CoreLimits.stringBytesMax
-        #expect(SyncLimits.frameHeaderBytes + 4 + SyncLimits.snapshotChunkBytesMax + deepestPath + longestString <= SyncLimits.frameBytesMax)
+        #expect(
+            SyncLimits.frameHeaderBytes + 4 + SyncLimits.snapshotChunkBytesMax + deepestPath + longestString
+                <= SyncLimits.frameBytesMax)
     }
 
     @Test func theHandshakeLimitFitsAHelloYetStaysBelowTheFrameLimit() {

@@ -26,7 +26,9 @@ enum Samples {
         ])
         return [
             Op(stamp: Stamp(millis: 1000, counter: 0, replica: alice), sequence: 1, path: path("/a"), kind: .set(tree)),
-            Op(stamp: Stamp(millis: 1001, counter: 2, replica: alice), sequence: 2, path: path("/b"), kind: .merge(children)),
+            Op(
+                stamp: Stamp(millis: 1001, counter: 2, replica: alice), sequence: 2, path: path("/b"),
+                kind: .merge(children)),
             Op(
                 stamp: Stamp(millis: 1002, counter: 0, replica: bob), sequence: 1, path: path("/c"),
                 kind: .increment(by: .int(5), from: .double(1.5))),
@@ -60,7 +62,8 @@ enum Samples {
         var result: [Message] = [
             .hello(
                 Hello(
-                    replica: alice, role: .hub, name: "alice", nonce: nonce, versionVector: vector, windowBytes: 65_536)),
+                    replica: alice, role: .hub, name: "alice", nonce: nonce, versionVector: vector, windowBytes: 65_536)
+            ),
             .hello(Hello(replica: bob, role: .client, name: "", nonce: nonce, versionVector: VersionVector())),
             .authResponse(proof),
             .welcome(proof),
@@ -117,7 +120,10 @@ func decodeAll(_ bytes: [UInt8]) throws -> [Message] {
 
     @Test func aHelloStartsWithTheMagicAndTheProtocolVersion() {
         let bytes = MessageCodec.encode(
-            .hello(Hello(replica: Samples.alice, role: .peer, name: "", nonce: Samples.nonce, versionVector: Samples.vector)))
+            .hello(
+                Hello(
+                    replica: Samples.alice, role: .peer, name: "", nonce: Samples.nonce, versionVector: Samples.vector))
+        )
         #expect(bytes[4] == MessageType.hello.rawValue)
         #expect(Array(bytes[5..<9]) == Array("WEFT".utf8))
         #expect(UInt16(bytes[9]) << 8 | UInt16(bytes[10]) == SyncLimits.protocolVersion)

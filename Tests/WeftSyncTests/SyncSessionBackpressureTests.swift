@@ -66,7 +66,8 @@ import WeftCore
         #expect(sent.messagesSent.filter { $0.type == .ops }.count == 3)
         let before = pair.initiator.unacknowledgedBytes
         let partial = Acknowledgement(versionVector: VersionVector([Harness.replica(0): 15]))
-        let actions = pair.initiator.onBytesReceived(MessageCodec.encode(.ack(partial)), source: pair.initiatorLog, now: 1)
+        let actions = pair.initiator.onBytesReceived(
+            MessageCodec.encode(.ack(partial)), source: pair.initiatorLog, now: 1)
         #expect(actions.contains(.recordAcknowledgement(partial, from: Harness.replica(1))))
         let released = before - pair.initiator.unacknowledgedBytes
         #expect(released > 0)

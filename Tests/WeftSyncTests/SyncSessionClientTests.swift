@@ -70,19 +70,25 @@ import WeftCore
         reply(&harness, ClientReply(id: 3, result: .failed(SyncError(.requestFailed, "permission denied"))))
         event(&harness, ClientEvent(watchID: 3, path: path, value: .int(1)))
         #expect(harness.endpoints[0].events.isEmpty)
-        #expect(harness.endpoints[0].replies.first?.result == .failed(SyncError(.requestFailed, "permission denied", raisedByPeer: true)))
+        #expect(
+            harness.endpoints[0].replies.first?.result
+                == .failed(SyncError(.requestFailed, "permission denied", raisedByPeer: true)))
     }
 
     @Test func aClientCannotReuseTheIdOfAPendingRequest() {
         var harness = connectedClient()
         request(&harness, ClientRequest(id: 1, command: .get(.root)))
-        let error = syncError { _ = try harness.endpoints[0].session.onClientRequest(ClientRequest(id: 1, command: .get(.root)), now: 0) }
+        let error = syncError {
+            _ = try harness.endpoints[0].session.onClientRequest(ClientRequest(id: 1, command: .get(.root)), now: 0)
+        }
         #expect(error?.code == .requestFailed)
     }
 
     @Test func aClientCannotHaveMoreRequestsInFlightThanTheLimit() {
         var harness = connectedClient()
-        for id in 0..<UInt64(SyncLimits.clientRequestsPendingMax) { request(&harness, ClientRequest(id: id, command: .get(.root))) }
+        for id in 0..<UInt64(SyncLimits.clientRequestsPendingMax) {
+            request(&harness, ClientRequest(id: id, command: .get(.root)))
+        }
         let error = syncError {
             _ = try harness.endpoints[0].session.onClientRequest(ClientRequest(id: 9999, command: .get(.root)), now: 0)
         }
@@ -118,7 +124,8 @@ import WeftCore
     @Test func aReplyToNoPendingRequestIsAProtocolViolation() {
         var harness = connectedClient()
         let actions = harness.endpoints[0].session.onBytesReceived(
-            MessageCodec.encode(.reply(ClientReply(id: 42, result: .ok(.null)))), source: harness.logs[0], now: harness.now)
+            MessageCodec.encode(.reply(ClientReply(id: 42, result: .ok(.null)))), source: harness.logs[0],
+            now: harness.now)
         #expect(actions.errorSent?.code == .protocolViolation)
     }
 }

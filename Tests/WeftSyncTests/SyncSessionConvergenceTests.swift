@@ -53,7 +53,9 @@ import WeftCore
 
     @Test func batchesRespectTheirCountAndByteLimits() {
         var harness = Harness(nodeCount: 2)
-        for index in 0..<200 { harness.write(node: 0, .set(.string(String(repeating: "x", count: 100))), at: "/k\(index)") }
+        for index in 0..<200 {
+            harness.write(node: 0, .set(.string(String(repeating: "x", count: 100))), at: "/k\(index)")
+        }
         harness.connect(0, 1) { configuration, _ in
             configuration.batchOpsMax = 50
             configuration.batchBytesMax = 1000
@@ -68,7 +70,9 @@ import WeftCore
             #expect(batch.count <= 50)
             let payload = batch.map { OpCodec.encode($0).count }
             #expect(payload.dropLast().reduce(0, +) < 1000, "the op crossing the budget is the batch's last")
-            if index < batches.count - 1 { #expect(payload.reduce(0, +) >= 1000 || batch.count == 50, "batches are full") }
+            if index < batches.count - 1 {
+                #expect(payload.reduce(0, +) >= 1000 || batch.count == 50, "batches are full")
+            }
         }
         expectConverged(harness, [0, 1])
     }

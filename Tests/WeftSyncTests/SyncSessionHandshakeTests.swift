@@ -23,7 +23,8 @@ import WeftCore
         harness.write(node: 0, .set(.int(1)), at: "/secret")
         harness.connect(0, 1) { configuration, side in
             if side == .acceptor {
-                configuration.tokens.set(try! AuthToken(string: "not the shared secret at all"), for: Harness.replica(0).description)
+                configuration.tokens.set(
+                    try! AuthToken(string: "not the shared secret at all"), for: Harness.replica(0).description)
             }
         }
         harness.run()
@@ -52,7 +53,8 @@ import WeftCore
         var pair = ConnectedPair()
         var generator = SeededGenerator(seed: 3)
         _ = pair.acceptor.onStart(.acceptor, nonce: .random(using: &generator), source: pair.acceptorLog, now: 0)
-        let hello = pair.initiator.onStart(.initiator, nonce: .random(using: &generator), source: pair.initiatorLog, now: 0)
+        let hello = pair.initiator.onStart(
+            .initiator, nonce: .random(using: &generator), source: pair.initiatorLog, now: 0)
         let challenge = pair.acceptor.onBytesReceived(hello.bytesSent, source: pair.acceptorLog, now: 0)
         _ = pair.initiator.onBytesReceived(challenge.bytesSent, source: pair.initiatorLog, now: 0)
         let forged = MessageCodec.encode(.welcome(AuthProof(bytes: [UInt8](repeating: 0, count: 32))!))
@@ -66,7 +68,8 @@ import WeftCore
         var pair = ConnectedPair()
         var generator = SeededGenerator(seed: 3)
         _ = pair.acceptor.onStart(.acceptor, nonce: .random(using: &generator), source: pair.acceptorLog, now: 0)
-        let hello = pair.initiator.onStart(.initiator, nonce: .random(using: &generator), source: pair.initiatorLog, now: 0)
+        let hello = pair.initiator.onStart(
+            .initiator, nonce: .random(using: &generator), source: pair.initiatorLog, now: 0)
         let challenge = pair.acceptor.onBytesReceived(hello.bytesSent, source: pair.acceptorLog, now: 0)
         let response = pair.initiator.onBytesReceived(challenge.bytesSent, source: pair.initiatorLog, now: 0)
 
@@ -90,7 +93,8 @@ import WeftCore
 
     @Test func aPeerUsingTheLocalReplicaIdIsRefused() {
         var (acceptor, _) = startedSession(node: 1, side: .acceptor)
-        let actions = acceptor.onBytesReceived(MessageCodec.encode(.hello(hello(from: 1))), source: EmptyOpSource(), now: 1000)
+        let actions = acceptor.onBytesReceived(
+            MessageCodec.encode(.hello(hello(from: 1))), source: EmptyOpSource(), now: 1000)
         #expect(actions.errorSent?.code == .duplicateReplica)
         #expect(actions.errorSent?.message.contains("copied database") == true)
     }
@@ -111,7 +115,8 @@ import WeftCore
 
     @Test func opsBeforeTheHelloAreAnUnexpectedMessage() {
         var (acceptor, _) = startedSession(node: 1, side: .acceptor)
-        let actions = acceptor.onBytesReceived(MessageCodec.encode(.ops(Samples.ops)), source: EmptyOpSource(), now: 1000)
+        let actions = acceptor.onBytesReceived(
+            MessageCodec.encode(.ops(Samples.ops)), source: EmptyOpSource(), now: 1000)
         #expect(actions.errorSent?.code == .unexpectedMessage)
         #expect(actions.errorSent?.message == "a ops message is not expected while waiting for a hello")
         #expect(actions.opsToApply.isEmpty)
@@ -119,7 +124,8 @@ import WeftCore
 
     @Test func garbageBytesCloseTheSessionWithAnErrorFrame() {
         var (acceptor, _) = startedSession(node: 1, side: .acceptor)
-        let actions = acceptor.onBytesReceived(Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), source: EmptyOpSource(), now: 1000)
+        let actions = acceptor.onBytesReceived(
+            Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), source: EmptyOpSource(), now: 1000)
         #expect(actions.errorSent?.code == .frameTooLarge)
         #expect(actions.closeReason != nil)
         #expect(acceptor.onBytesReceived([1, 2, 3], source: EmptyOpSource(), now: 1001).isEmpty)
@@ -128,7 +134,9 @@ import WeftCore
     @Test func anAnonymousPeerCannotSendAFrameLargerThanTheHandshakeLimit() {
         var (acceptor, _) = startedSession(node: 1, side: .acceptor)
         let length = UInt32(SyncLimits.handshakeFrameBytesMax)
-        let header: [UInt8] = [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), 1]
+        let header: [UInt8] = [
+            UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), 1,
+        ]
         let actions = acceptor.onBytesReceived(header, source: EmptyOpSource(), now: 1000)
         #expect(actions.errorSent?.code == .frameTooLarge)
     }

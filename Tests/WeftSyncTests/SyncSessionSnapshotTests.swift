@@ -12,7 +12,9 @@ import WeftCore
         }
     }
 
-    func types(_ harness: Harness, _ endpoint: Int) -> [MessageType] { harness.endpoints[endpoint].messagesSent.map(\.type) }
+    func types(_ harness: Harness, _ endpoint: Int) -> [MessageType] {
+        harness.endpoints[endpoint].messagesSent.map(\.type)
+    }
 
     @Test func aPeerBehindTheCompactionFrontierGetsASnapshotThenTheTail() {
         var harness = Harness(nodeCount: 2)
@@ -108,7 +110,8 @@ import WeftCore
 
     var begin: SnapshotBegin {
         SnapshotBegin(
-            frontier: VersionVector([origin: 3]), entryCount: 1, byteCount: UInt64(SnapshotChunker.byteCount(of: entry)))
+            frontier: VersionVector([origin: 3]), entryCount: 1, byteCount: UInt64(SnapshotChunker.byteCount(of: entry))
+        )
     }
 
     @Test func aSnapshotMatchingItsDigestIsHandedToTheOwner() {
@@ -122,7 +125,8 @@ import WeftCore
 
     @Test func aSnapshotWithTheWrongDigestIsRefused() {
         var pair = readyAcceptor()
-        let actions = feed(&pair, [.snapshotBegin(begin), .snapshotChunk([entry]), .snapshotEnd(StateDigest(rawValue: 1))])
+        let actions = feed(
+            &pair, [.snapshotBegin(begin), .snapshotChunk([entry]), .snapshotEnd(StateDigest(rawValue: 1))])
         #expect(actions.errorSent?.code == .snapshotMismatch)
         #expect(!actions.contains { if case .installSnapshot = $0 { return true } else { return false } })
     }
@@ -137,7 +141,8 @@ import WeftCore
         var pair = readyAcceptor()
         var announced = begin
         announced.entryCount = 2
-        let actions = feed(&pair, [.snapshotBegin(announced), .snapshotChunk([entry]), .snapshotEnd(StateDigest(of: .null))])
+        let actions = feed(
+            &pair, [.snapshotBegin(announced), .snapshotChunk([entry]), .snapshotEnd(StateDigest(of: .null))])
         #expect(actions.errorSent?.code == .snapshotMismatch)
         #expect(actions.errorSent?.message.contains("after 1 of 2 entries") == true)
     }

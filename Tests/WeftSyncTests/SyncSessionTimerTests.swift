@@ -55,7 +55,10 @@ import WeftCore
         #expect(actions.errorSent?.code == .timeout)
         #expect(actions.errorSent?.message == "nothing received from the peer for \(idle) ms")
         #expect(actions.closeReason??.code == .timeout)
-        #expect(actions.contains { if case .reportStatus(let status) = $0 { return status.phase == .closed } else { return false } })
+        #expect(
+            actions.contains {
+                if case .reportStatus(let status) = $0 { return status.phase == .closed } else { return false }
+            })
     }
 
     @Test func aQuietIntervalSendsAPingThatThePeerAnswers() {
@@ -72,7 +75,8 @@ import WeftCore
     @Test func aRecentSendPostponesThePing() {
         var pair = ConnectedPair()
         _ = pair.handshake()
-        let answered = pair.initiator.onBytesReceived(MessageCodec.encode(.ping(9)), source: pair.initiatorLog, now: 3000)
+        let answered = pair.initiator.onBytesReceived(
+            MessageCodec.encode(.ping(9)), source: pair.initiatorLog, now: 3000)
         #expect(answered.messagesSent == [.pong(9)])
         let actions = pair.initiator.onTimerFired(.keepAlive, source: pair.initiatorLog, now: 1000 + ping)
         #expect(actions == [.scheduleTimer(.keepAlive, afterMilliseconds: 2000)])

@@ -99,7 +99,8 @@ struct Harness {
         case .installSnapshot(let snapshot, _):
             logs[node].install(snapshot)
             logGrew(node: node)
-        case .recordAcknowledgement(let acknowledgement, _): endpoints[endpoint].acknowledgements.append(acknowledgement)
+        case .recordAcknowledgement(let acknowledgement, _):
+            endpoints[endpoint].acknowledgements.append(acknowledgement)
         case .scheduleTimer(let timer, let delay): endpoints[endpoint].timers[timer] = now + delay
         case .cancelTimer(let timer): endpoints[endpoint].timers[timer] = nil
         case .reportStatus(let status): endpoints[endpoint].statuses.append(status)
