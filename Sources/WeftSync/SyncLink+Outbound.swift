@@ -86,6 +86,8 @@ extension SyncLink {
             expected += 1
         }
         outbound.cursor.advance(origin: origin, to: expected - 1)
+        // The peer's cursor follows what it receives: it may next send ops of this origin after these.
+        inbound.bound.advance(origin: origin, to: expected - 1)
         precondition(expected - 1 > after, "at least one op was appended")
         return expected - 1
     }

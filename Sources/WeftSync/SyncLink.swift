@@ -4,7 +4,8 @@ import WeftCore
 ///
 /// Outbound, a cursor per origin marks the last op sent (or known held by the peer); ops after it
 /// go out in batches while the window has room. Inbound, a bound per origin marks the last op the
-/// peer may build on (what it sent, what this side said it has); an op beyond it is a gap.
+/// peer may continue from: the peer's own cursor is built from this side's hello, acks and ops,
+/// plus what the peer sent, so the bound follows all four, and an op beyond it is a gap.
 struct SyncLink: Sendable {
     /// The peer's hello.
     let peer: Hello

@@ -134,6 +134,53 @@ import WeftCore
         #expect(harness.opsSent(by: 1).count == 30)
     }
 
+    @Test(arguments: [UInt64(61), 62, 63, 64, 65, 66])
+    func aFullMeshConvergesUnderLiveWritesInAnyDeliveryOrder(seed: UInt64) {
+        var harness = Harness(nodeCount: 3, seed: seed)
+        harness.chunkBytes = nil
+        harness.connect(0, 1)
+        harness.connect(1, 2)
+        harness.connect(2, 0)
+        harness.run()
+        var generator = SeededGenerator(seed: seed)
+        for _ in 0..<150 {
+            let node = Int(generator.below(3))
+            let (kind, path) = RandomWrites.kind(using: &generator)
+            harness.write(node: node, kind, at: path)
+            for _ in 0..<generator.below(4) {
+                if let endpoint = harness.nextBusyEndpoint() { harness.deliver(to: endpoint) }
+            }
+        }
+        harness.run()
+        for endpoint in harness.endpoints.indices {
+            #expect(harness.endpoints[endpoint].session.closeError == nil)
+        }
+        expectConverged(harness, [0, 1, 2])
+        #expect(harness.logs[0].versionVector.total == 150)
+    }
+
+    @Test func aPeerMayContinueAnOriginFromTheOpsThisSideRelayedToIt() {
+        // Node 0 relays ops of node 3 to node 1; node 1 then learns the next op of node 3 elsewhere
+        // and sends it to node 0, continuing from what node 0 sent it.
+        var third = MemoryOpLog(replica: Harness.replica(3))
+        for index in 0..<6 { try! third.write(.set(.int(Int64(index))), at: "/c") }
+        var pair = ConnectedPair()
+        _ = pair.handshake()
+        pair.initiatorLog.apply(Array(third.allOps.filter { $0.sequence <= 5 }))
+        let relayed = pair.initiator.onLocalOpsAppended(source: pair.initiatorLog, now: 1)
+        #expect(relayed.messagesSent.map(\.type) == [.ops])
+        let received = pair.acceptor.onBytesReceived(relayed.bytesSent, source: pair.acceptorLog, now: 2)
+        pair.acceptorLog.apply(received.opsToApply)
+        let acked = pair.acceptor.onLocalOpsAppended(source: pair.acceptorLog, now: 3)
+        _ = pair.initiator.onBytesReceived(acked.bytesSent, source: pair.initiatorLog, now: 4)
+        pair.acceptorLog.apply(third.allOps)
+        let onward = pair.acceptor.onLocalOpsAppended(source: pair.acceptorLog, now: 5)
+        #expect(onward.messagesSent.count == 1)
+        let last = pair.initiator.onBytesReceived(onward.bytesSent, source: pair.initiatorLog, now: 6)
+        #expect(last.errorSent == nil)
+        #expect(last.opsToApply.map(\.sequence) == [6])
+    }
+
     @Test func acknowledgementsReachTheSenderAndTheStatusShowsNothingBehind() {
         var harness = Harness(nodeCount: 2)
         writeRandom(&harness, node: 0, count: 50, seed: 30)
