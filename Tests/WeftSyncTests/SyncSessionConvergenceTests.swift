@@ -159,6 +159,46 @@ import WeftCore
         #expect(harness.logs[0].versionVector.total == 150)
     }
 
+    @Test(arguments: (70 as UInt64)..<(82 as UInt64))
+    func aMeshWithLinksCutAndRedialledConvergesOnceHealed(seed: UInt64) {
+        var harness = Harness(nodeCount: 4, seed: seed)
+        harness.chunkBytes = nil
+        let pairs = [(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)]
+        var links = pairs.map { pair in
+            harness.connect(pair.0, pair.1) { configuration, _ in
+                configuration.batchOpsMax = 5
+                configuration.windowBytes = 2048
+            }
+        }
+        var generator = SeededGenerator(seed: seed)
+        for _ in 0..<200 {
+            switch generator.below(10) {
+            case 0:
+                let index = Int(generator.below(UInt64(links.count)))
+                harness.cut(links[index])
+                let pair = pairs[index]
+                links[index] = harness.connect(pair.0, pair.1)
+            case 1...4:
+                let (kind, path) = RandomWrites.kind(using: &generator)
+                harness.write(node: Int(generator.below(4)), kind, at: path)
+            default:
+                for _ in 0..<generator.below(6) {
+                    if let endpoint = harness.nextBusyEndpoint() { harness.deliver(to: endpoint) }
+                }
+            }
+        }
+        harness.run()
+        for link in links {
+            #expect(harness.endpoints[link].session.phase == .connected)
+            #expect(harness.endpoints[link + 1].session.phase == .connected)
+        }
+        for endpoint in harness.endpoints.indices {
+            let error = harness.endpoints[endpoint].session.closeError
+            #expect(error == nil || error?.code == .connectionLost, "endpoint \(endpoint): \(String(describing: error))")
+        }
+        expectConverged(harness, [0, 1, 2, 3])
+    }
+
     @Test func aPeerMayContinueAnOriginFromTheOpsThisSideRelayedToIt() {
         // Node 0 relays ops of node 3 to node 1; node 1 then learns the next op of node 3 elsewhere
         // and sends it to node 0, continuing from what node 0 sent it.
