@@ -81,6 +81,33 @@ import WeftCore
         #expect(types(harness, 1).contains(.snapshotBegin))
     }
 
+    @Test func aCompactionBeyondThePeersCursorMidSessionSendsASnapshot() {
+        var third = MemoryOpLog(replica: Harness.replica(3))
+        for index in 0..<10 { try! third.write(.set(.int(Int64(index))), at: "/c/k\(index % 3)") }
+        var pair = ConnectedPair()
+        _ = pair.handshake()
+        pair.initiatorLog.apply(third.allOps)
+        pair.acceptorLog.apply(third.allOps)
+        pair.initiatorLog.compact(upTo: pair.initiatorLog.versionVector)
+        let sent = pair.initiator.onLocalOpsAppended(source: pair.initiatorLog, now: 1)
+        #expect(sent.messagesSent.map(\.type) == [.snapshotBegin, .snapshotChunk, .snapshotEnd])
+        let received = pair.acceptor.onBytesReceived(sent.bytesSent, source: pair.acceptorLog, now: 2)
+        guard case .installSnapshot(let snapshot, _) = received.first(where: { if case .installSnapshot = $0 { true } else { false } })
+        else {
+            Issue.record("no snapshot to install")
+            return
+        }
+        pair.acceptorLog.install(snapshot)
+        #expect(StateDigest(of: pair.acceptorLog.state) == StateDigest(of: pair.initiatorLog.state))
+        // The acceptor never heard that the initiator has the third replica's ops, so it offers them;
+        // they are below the initiator's frontier and it acks them without merging.
+        #expect(received.messagesSent.first == .snapshotAck(chunkCount: 1))
+        let back = pair.initiator.onBytesReceived(received.bytesSent, source: pair.initiatorLog, now: 3)
+        #expect(back.opsToApply.isEmpty)
+        #expect(back.messagesSent.map(\.type) == [.ack])
+        #expect(pair.initiator.unacknowledgedBytes == 0)
+    }
+
     @Test func anEmptyCompactedStateIsAnEmptySnapshot() {
         var harness = Harness(nodeCount: 2)
         harness.write(node: 0, .set(.int(1)), at: "/gone")
