@@ -11,6 +11,7 @@ public struct ClientRequest: Sendable, Hashable {
     /// What the client asks.
     public var command: ClientCommand
 
+    /// A request from its id and command.
     public init(id: UInt64, command: ClientCommand) {
         self.id = id
         self.command = command
@@ -42,6 +43,7 @@ public struct ClientReply: Sendable, Hashable {
     /// The outcome.
     public var result: ClientResult
 
+    /// A reply from the id of the request it answers and its outcome.
     public init(id: UInt64, result: ClientResult) {
         self.id = id
         self.result = result
@@ -65,6 +67,7 @@ public struct ClientEvent: Sendable, Hashable {
     /// The value now at the path.
     public var value: Value
 
+    /// An event from its watch id, the watched path and the value now there.
     public init(watchID: UInt64, path: Path, value: Value) {
         self.watchID = watchID
         self.path = path

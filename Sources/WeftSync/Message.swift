@@ -18,21 +18,40 @@ public enum SyncRole: UInt8, Sendable, Hashable {
 }
 
 /// The type byte of a frame.
+///
+/// ```swift
+/// MessageType(rawValue: frame.type)   // nil for a type this build does not know
+/// ```
 public enum MessageType: UInt8, Sendable, Hashable, CaseIterable {
+    /// ``Message/hello(_:)``.
     case hello = 1
+    /// ``Message/authResponse(_:)``.
     case authResponse = 2
+    /// ``Message/welcome(_:)``.
     case welcome = 3
+    /// ``Message/ops(_:)``.
     case ops = 4
+    /// ``Message/ack(_:)``.
     case ack = 5
+    /// ``Message/snapshotBegin(_:)``.
     case snapshotBegin = 6
+    /// ``Message/snapshotChunk(_:)``.
     case snapshotChunk = 7
+    /// ``Message/snapshotEnd(_:)``.
     case snapshotEnd = 8
+    /// ``Message/snapshotAck(chunkCount:)``.
     case snapshotAck = 9
+    /// ``Message/ping(_:)``.
     case ping = 10
+    /// ``Message/pong(_:)``.
     case pong = 11
+    /// ``Message/error(_:)``.
     case error = 12
+    /// ``Message/request(_:)``.
     case request = 32
+    /// ``Message/reply(_:)``.
     case reply = 33
+    /// ``Message/event(_:)``.
     case event = 34
 }
 
@@ -97,6 +116,7 @@ public struct SnapshotBegin: Sendable, Hashable {
     /// Sum of the encoded sizes (path and value) of the entries.
     public var byteCount: UInt64
 
+    /// An announcement from its parts.
     public init(frontier: VersionVector, entryCount: UInt64, byteCount: UInt64) {
         self.frontier = frontier
         self.entryCount = entryCount
@@ -112,6 +132,7 @@ public struct SnapshotEntry: Sendable, Hashable {
     /// The subtree, never null.
     public var value: Value
 
+    /// An entry from its path and (non-null) value.
     public init(path: Path, value: Value) {
         self.path = path
         self.value = value

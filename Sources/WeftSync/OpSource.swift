@@ -44,9 +44,12 @@ public protocol OpSource {
 }
 
 extension OpSource {
+    /// Nothing compacted: the empty vector.
     public var compactionFrontier: VersionVector { VersionVector() }
 
+    /// Unknown: the empty vector.
     public var stableFrontier: VersionVector { VersionVector() }
 
+    /// The empty state at the (empty) compaction frontier.
     public func snapshot() throws -> SyncSnapshot { SyncSnapshot(value: .null, frontier: compactionFrontier) }
 }

@@ -12,6 +12,7 @@ public struct SyncSnapshot: Sendable, Hashable {
     /// The ops folded into `value`.
     public var frontier: VersionVector
 
+    /// A snapshot from its state and frontier.
     public init(value: Value, frontier: VersionVector) {
         self.value = value
         self.frontier = frontier

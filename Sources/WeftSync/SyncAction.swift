@@ -34,6 +34,7 @@ public struct SyncStatus: Sendable, Hashable {
     /// Why the session closed, when it closed on an error.
     public var error: SyncError?
 
+    /// A status from its parts.
     public init(
         peer: ReplicaID?, peerName: String, peerRole: SyncRole?, phase: SyncPhase, opsBehind: UInt64,
         error: SyncError?

@@ -33,6 +33,7 @@ public struct SyncError: Error, Hashable, Sendable, CustomStringConvertible {
         self.raisedByPeer = raisedByPeer
     }
 
+    /// The code, then the message; prefixed with "peer reported" for an error from the peer.
     public var description: String {
         (raisedByPeer ? "peer reported " : "") + "\(code): \(message)"
     }
@@ -100,5 +101,6 @@ public struct SyncErrorCode: RawRepresentable, Hashable, Sendable, CustomStringC
         14: "shutdown", 15: "connectionLost", 16: "invalidConfiguration", 17: "requestFailed", 18: "localFailure",
     ]
 
+    /// The code's name, or `error <number>` for a code this build does not know.
     public var description: String { SyncErrorCode.names[rawValue] ?? "error \(rawValue)" }
 }

@@ -50,9 +50,12 @@ extension SyncSession {
 /// session.onStart(.initiator, nonce: nonce, source: EmptyOpSource(), now: now)
 /// ```
 public struct EmptyOpSource: OpSource, Sendable {
+    /// The empty source.
     public init() {}
 
+    /// Always empty.
     public var versionVector: VersionVector { VersionVector() }
 
+    /// Always none.
     public func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) -> [Op] { [] }
 }

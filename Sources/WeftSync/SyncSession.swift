@@ -127,6 +127,14 @@ public struct SyncSession: Sendable {
     }
 
     /// Bytes arrived from the transport, in any chunking.
+    ///
+    /// Every complete frame is handled in order; garbage, a broken rule or a limit exceeded closes
+    /// the session with an error frame (see ``SyncErrorCode``), never a trap.
+    ///
+    /// - Parameters:
+    ///   - bytes: the bytes read, possibly part of a frame or several frames.
+    ///   - source: the local log (to filter ops already held, and to send more once acks free the window).
+    ///   - now: the current time, in milliseconds.
     public mutating func onBytesReceived(_ bytes: some Sequence<UInt8>, source: some OpSource, now: UInt64)
         -> [SyncAction]
     {
@@ -152,6 +160,13 @@ public struct SyncSession: Sendable {
 
     /// The local log grew (local writes, or ops merged after ``SyncAction/applyOps(_:from:)`` or a
     /// snapshot installed): acks what the peer sent, and streams what the peer lacks.
+    ///
+    /// Call it after each group commit on every session of the replica; before the session is
+    /// connected it does nothing (the ops go out once it is).
+    ///
+    /// - Parameters:
+    ///   - source: the local log, grown.
+    ///   - now: the current time, in milliseconds.
     public mutating func onLocalOpsAppended(source: some OpSource, now: UInt64) -> [SyncAction] {
         guard case .ready = state else { return [] }
         var outbox = Outbox()
@@ -181,6 +196,10 @@ public struct SyncSession: Sendable {
     }
 
     /// The transport closed (end of stream or a socket error) without an error frame.
+    ///
+    /// - Parameter now: the current time, in milliseconds.
+    /// - Returns: timer cancellations, a closed status and a close action with
+    ///   ``SyncErrorCode/connectionLost``; nothing when the session was already closed.
     public mutating func onTransportClosed(now: UInt64) -> [SyncAction] {
         if case .closed = state { return [] }
         var outbox = Outbox()
