@@ -194,7 +194,8 @@ import WeftCore
         }
         for endpoint in harness.endpoints.indices {
             let error = harness.endpoints[endpoint].session.closeError
-            #expect(error == nil || error?.code == .connectionLost, "endpoint \(endpoint): \(String(describing: error))")
+            #expect(
+                error == nil || error?.code == .connectionLost, "endpoint \(endpoint): \(String(describing: error))")
         }
         expectConverged(harness, [0, 1, 2, 3])
     }

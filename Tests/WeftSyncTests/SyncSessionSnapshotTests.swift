@@ -92,7 +92,10 @@ import WeftCore
         let sent = pair.initiator.onLocalOpsAppended(source: pair.initiatorLog, now: 1)
         #expect(sent.messagesSent.map(\.type) == [.snapshotBegin, .snapshotChunk, .snapshotEnd])
         let received = pair.acceptor.onBytesReceived(sent.bytesSent, source: pair.acceptorLog, now: 2)
-        guard case .installSnapshot(let snapshot, _) = received.first(where: { if case .installSnapshot = $0 { true } else { false } })
+        guard
+            case .installSnapshot(let snapshot, _) = received.first(where: {
+                if case .installSnapshot = $0 { true } else { false }
+            })
         else {
             Issue.record("no snapshot to install")
             return
