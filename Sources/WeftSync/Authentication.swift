@@ -74,28 +74,48 @@ public struct AuthProof: Sendable, Hashable {
     }
 }
 
-/// The tokens a replica shares with the peers and clients it may talk to.
+/// The token shared with one peer or client, and what that peer may read and write.
+public struct PeerCredential: Sendable {
+    /// The shared secret.
+    public var token: AuthToken
+    /// What the peer may read and write (``PathPermissions/all`` for a full replica).
+    public var permissions: PathPermissions
+
+    /// A credential from its token and permissions.
+    public init(token: AuthToken, permissions: PathPermissions = .all) {
+        self.token = token
+        self.permissions = permissions
+    }
+}
+
+/// The credentials of the peers and clients a replica may talk to.
 ///
 /// A peer is looked up by the name in its hello when it sends one, otherwise by its replica id in
 /// hex (``ReplicaID/description``). Both sides of a pair hold the same token, each under the other's
-/// name.
+/// name. A replicating peer needs read access to the whole tree to be sent ops, and write access
+/// over each op it sends; a client's requests are checked path by path.
 ///
 /// ```swift
-/// let book = TokenBook(["alice": try AuthToken(string: "alice's long secret"),
-///                       "00000000000000a1": try AuthToken(string: "peer a1's long secret")])
+/// var book = TokenBook(["00000000000000a1": try AuthToken(string: "peer a1's long secret")])
+/// book.set(try AuthToken(string: "alice's long secret"), for: "alice",
+///          permissions: PathPermissions([try Path("/users/alice"): .readWrite]))
 /// ```
 public struct TokenBook: Sendable {
-    var tokens: [String: AuthToken]
+    var credentials: [String: PeerCredential]
 
-    /// A book from tokens keyed by name or replica id in hex.
-    public init(_ tokens: [String: AuthToken] = [:]) { self.tokens = tokens }
+    /// A book from tokens keyed by name or replica id in hex, each with full permissions.
+    public init(_ tokens: [String: AuthToken] = [:]) {
+        credentials = tokens.mapValues { PeerCredential(token: $0) }
+    }
 
-    /// Adds or replaces the token of `name`.
-    public mutating func set(_ token: AuthToken, for name: String) { tokens[name] = token }
+    /// Adds or replaces the token and permissions of `name`.
+    public mutating func set(_ token: AuthToken, for name: String, permissions: PathPermissions = .all) {
+        credentials[name] = PeerCredential(token: token, permissions: permissions)
+    }
 
-    /// The token of a peer that introduced itself as `name` (may be empty) with id `replica`.
-    public func token(name: String, replica: ReplicaID) -> AuthToken? {
-        name.isEmpty ? tokens[replica.description] : tokens[name]
+    /// The credential of a peer that introduced itself as `name` (may be empty) with id `replica`.
+    public func credential(name: String, replica: ReplicaID) -> PeerCredential? {
+        name.isEmpty ? credentials[replica.description] : credentials[name]
     }
 }
 

@@ -93,12 +93,15 @@ public struct SyncErrorCode: RawRepresentable, Hashable, Sendable, CustomStringC
     public static let requestFailed = SyncErrorCode(rawValue: 17)
     /// The local log could not be read (sent to the peer as a plain failure to continue).
     public static let localFailure = SyncErrorCode(rawValue: 18)
+    /// The peer's credential does not allow this read or write.
+    public static let permissionDenied = SyncErrorCode(rawValue: 19)
 
     static let names: [UInt16: String] = [
         1: "malformedFrame", 2: "frameTooLarge", 3: "unknownMessage", 4: "unsupportedVersion",
         5: "authenticationFailed", 6: "unexpectedMessage", 7: "duplicateReplica", 8: "roleMismatch",
         9: "limitExceeded", 10: "timeout", 11: "clockDrift", 12: "snapshotMismatch", 13: "protocolViolation",
         14: "shutdown", 15: "connectionLost", 16: "invalidConfiguration", 17: "requestFailed", 18: "localFailure",
+        19: "permissionDenied",
     ]
 
     /// The code's name, or `error <number>` for a code this build does not know.

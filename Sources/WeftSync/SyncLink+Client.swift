@@ -1,3 +1,5 @@
+import WeftCore
+
 // MARK: - Client conversation
 
 // A daemon's session with a client relays requests to the owner and the owner's replies and events
@@ -16,6 +18,12 @@ extension SyncLink {
         guard !client.pendingRequests.contains(request.id) else {
             throw SyncError(.protocolViolation, "request id \(request.id) is already waiting for a reply")
         }
+        if let denied = deniedAccess(request.command) {
+            let error = SyncError(
+                .permissionDenied, "no \(denied.access == .read ? "read" : "write") access to \(denied.path)")
+            outbox.send(.reply(ClientReply(id: request.id, result: .failed(error))))
+            return
+        }
         switch request.command {
         case .watch:
             guard client.watches.count < SyncLimits.clientWatchesMax else {
@@ -29,6 +37,20 @@ extension SyncLink {
         }
         client.pendingRequests.insert(request.id)
         outbox.append(.handleRequest(request))
+    }
+
+    /// The access a command needs and lacks, with the path where it lacks it; nil when allowed.
+    func deniedAccess(_ command: ClientCommand) -> (access: Grant, path: Path)? {
+        let needs: [(Grant, Path)]
+        switch command {
+        case .get(let path), .watch(let path): needs = [(.read, path)]
+        case .set(let path, _), .push(let path, _), .increment(let path, _, _): needs = [(.write, path)]
+        case .merge(let path, let children):
+            needs = children.compactMap { child in (try? path.appending(child.relative)).map { (.write, $0) } }
+        case .unwatch: needs = []
+        }
+        for (access, path) in needs where !permissions.allows(access, subtree: path) { return (access, path) }
+        return nil
     }
 
     /// Daemon side: the owner answers a request.

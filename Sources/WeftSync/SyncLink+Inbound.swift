@@ -23,6 +23,14 @@ extension SyncLink {
         var highest: [ReplicaID: UInt64] = [:]
         var fresh: [Op] = []
         fresh.reserveCapacity(ops.count)
+        if !writesEverywhere {
+            for op in ops {
+                for anchor in op.anchors where !permissions.allows(.write, subtree: anchor) {
+                    throw SyncError(
+                        .permissionDenied, "the peer may not write \(anchor) (op \(op.sequence) of \(op.origin))")
+                }
+            }
+        }
         for op in ops {
             let origin = op.origin
             let bound = inbound.bound[origin]

@@ -11,6 +11,12 @@ struct SyncLink: Sendable {
     let peer: Hello
     /// True when ops flow (neither side is a client).
     let replicates: Bool
+    /// True when this side sends ops: the peer replicates and may read the whole tree.
+    let sendsOps: Bool
+    /// What the peer may read and write.
+    let permissions: PathPermissions
+    /// True when the peer may write anywhere (its ops need no check one by one).
+    let writesEverywhere: Bool
     /// True when the peer is a client of this daemon.
     let servesClient: Bool
     let settings: Settings
@@ -68,9 +74,14 @@ struct SyncLink: Sendable {
         var watches: Set<UInt64> = []
     }
 
-    init(peer: Hello, configuration: SyncConfiguration, sentVersionVector: VersionVector) {
+    init(
+        peer: Hello, permissions: PathPermissions, configuration: SyncConfiguration, sentVersionVector: VersionVector
+    ) {
         self.peer = peer
+        self.permissions = permissions
         replicates = peer.role != .client && configuration.role != .client
+        sendsOps = replicates && permissions.allowsEverywhere(.read)
+        writesEverywhere = permissions.allowsEverywhere(.write)
         servesClient = peer.role == .client
         settings = Settings(
             batchOpsMax: configuration.batchOpsMax, batchBytesMax: configuration.batchBytesMax,
@@ -111,7 +122,7 @@ struct SyncLink: Sendable {
         if inbound.ledger.hasOps(coveredBy: local) {
             sendAcknowledgement(local, stable: source.stableFrontier, outbox: &outbox)
         }
-        try fill(source: source, outbox: &outbox)
+        if sendsOps { try fill(source: source, outbox: &outbox) }
     }
 
     /// On keep-alive ticks: acks when the log or the stable frontier moved since the last ack, so
@@ -135,7 +146,7 @@ struct SyncLink: Sendable {
 
     /// Ops this replica holds that the peer has not acknowledged.
     func opsBehind(source: some OpSource) -> UInt64 {
-        guard replicates else { return 0 }
+        guard sendsOps else { return 0 }
         var total: UInt64 = 0
         for (origin, sequence) in source.versionVector.entries where sequence > outbound.acknowledged[origin] {
             total += sequence - outbound.acknowledged[origin]

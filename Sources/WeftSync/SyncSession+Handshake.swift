@@ -16,7 +16,7 @@ extension SyncSession {
         _ peer: Hello, handshake: Handshake, source: some OpSource, outbox: inout Outbox, now: UInt64
     ) throws(SyncError) {
         try checkPeer(peer, side: handshake.side)
-        guard let token = configuration.tokens.token(name: peer.name, replica: peer.replica) else {
+        guard let credential = configuration.tokens.credential(name: peer.name, replica: peer.replica) else {
             throw authenticationFailed(peer)
         }
         var handshake = handshake
@@ -25,55 +25,62 @@ extension SyncSession {
             let versionVector = source.versionVector
             outbox.send(.hello(makeHello(nonce: handshake.nonce, versionVector: versionVector)))
             handshake.sentVersionVector = versionVector
-            state = .awaitingProof(handshake, peer: peer, token: token)
+            state = .awaitingProof(handshake, peer: peer, credential: credential)
         case .initiator:
             let proof = Authenticator.proof(
-                token: token, prover: .initiator, initiator: (configuration.replica, handshake.nonce),
+                token: credential.token, prover: .initiator, initiator: (configuration.replica, handshake.nonce),
                 acceptor: (peer.replica, peer.nonce))
             outbox.send(.authResponse(proof))
-            state = .awaitingWelcome(handshake, peer: peer, token: token)
+            state = .awaitingWelcome(handshake, peer: peer, credential: credential)
         }
         report(phase: .handshaking, opsBehind: 0, error: nil, outbox: &outbox)
     }
 
     mutating func receiveProof(
-        _ proof: AuthProof, handshake: Handshake, peer: Hello, token: AuthToken, source: some OpSource,
+        _ proof: AuthProof, handshake: Handshake, peer: Hello, credential: PeerCredential, source: some OpSource,
         outbox: inout Outbox, now: UInt64
     ) throws(SyncError) {
         precondition(handshake.side == .acceptor, "only an acceptor waits for a proof")
         let initiator = (peer.replica, peer.nonce)
         let acceptor = (configuration.replica, handshake.nonce)
         guard
-            Authenticator.verify(proof, token: token, prover: .initiator, initiator: initiator, acceptor: acceptor)
+            Authenticator.verify(
+                proof, token: credential.token, prover: .initiator, initiator: initiator, acceptor: acceptor)
         else { throw authenticationFailed(peer) }
-        let ownProof = Authenticator.proof(token: token, prover: .acceptor, initiator: initiator, acceptor: acceptor)
+        let ownProof = Authenticator.proof(
+            token: credential.token, prover: .acceptor, initiator: initiator, acceptor: acceptor)
         outbox.send(.welcome(ownProof))
-        try becomeReady(peer: peer, handshake: handshake, source: source, outbox: &outbox, now: now)
+        try becomeReady(
+            peer: peer, permissions: credential.permissions, handshake: handshake, source: source, outbox: &outbox,
+            now: now)
     }
 
     mutating func receiveWelcome(
-        _ proof: AuthProof, handshake: Handshake, peer: Hello, token: AuthToken, source: some OpSource,
+        _ proof: AuthProof, handshake: Handshake, peer: Hello, credential: PeerCredential, source: some OpSource,
         outbox: inout Outbox, now: UInt64
     ) throws(SyncError) {
         precondition(handshake.side == .initiator, "only an initiator waits for a welcome")
         guard
             Authenticator.verify(
-                proof, token: token, prover: .acceptor, initiator: (configuration.replica, handshake.nonce),
+                proof, token: credential.token, prover: .acceptor, initiator: (configuration.replica, handshake.nonce),
                 acceptor: (peer.replica, peer.nonce))
         else { throw authenticationFailed(peer) }
-        try becomeReady(peer: peer, handshake: handshake, source: source, outbox: &outbox, now: now)
+        try becomeReady(
+            peer: peer, permissions: credential.permissions, handshake: handshake, source: source, outbox: &outbox,
+            now: now)
     }
 
     /// Both sides are authenticated: set up the link, start the timers, send what the peer lacks.
     mutating func becomeReady(
-        peer: Hello, handshake: Handshake, source: some OpSource, outbox: inout Outbox, now: UInt64
+        peer: Hello, permissions: PathPermissions, handshake: Handshake, source: some OpSource, outbox: inout Outbox,
+        now: UInt64
     ) throws(SyncError) {
         guard let sentVersionVector = handshake.sentVersionVector else {
             preconditionFailure("ready before this side sent its hello")
         }
         decoder.frameBytesMax = SyncLimits.frameBytesMax
         let link = SyncLink(
-            peer: peer, configuration: configuration, sentVersionVector: sentVersionVector)
+            peer: peer, permissions: permissions, configuration: configuration, sentVersionVector: sentVersionVector)
         state = .ready(link)
         lastReceivedAt = now
         outbox.append(.scheduleTimer(.idle, afterMilliseconds: configuration.idleTimeoutMilliseconds))

@@ -34,9 +34,9 @@ public struct SyncSession: Sendable {
         /// Waiting for the peer's hello (the initiator already sent its own).
         case awaitingHello(Handshake)
         /// Acceptor: hello sent, waiting for the initiator's proof.
-        case awaitingProof(Handshake, peer: Hello, token: AuthToken)
+        case awaitingProof(Handshake, peer: Hello, credential: PeerCredential)
         /// Initiator: proof sent, waiting for the acceptor's welcome and proof.
-        case awaitingWelcome(Handshake, peer: Hello, token: AuthToken)
+        case awaitingWelcome(Handshake, peer: Hello, credential: PeerCredential)
         /// Authenticated; ops or client messages flow.
         case ready(SyncLink)
         /// Over, for this reason (nil for a clean close).
@@ -229,14 +229,16 @@ public struct SyncSession: Sendable {
         case .awaitingHello(let handshake):
             guard case .hello(let hello) = message else { throw unexpected(message) }
             try receiveHello(hello, handshake: handshake, source: source, outbox: &outbox, now: now)
-        case .awaitingProof(let handshake, let peer, let token):
+        case .awaitingProof(let handshake, let peer, let credential):
             guard case .authResponse(let proof) = message else { throw unexpected(message) }
             try receiveProof(
-                proof, handshake: handshake, peer: peer, token: token, source: source, outbox: &outbox, now: now)
-        case .awaitingWelcome(let handshake, let peer, let token):
+                proof, handshake: handshake, peer: peer, credential: credential, source: source, outbox: &outbox,
+                now: now)
+        case .awaitingWelcome(let handshake, let peer, let credential):
             guard case .welcome(let proof) = message else { throw unexpected(message) }
             try receiveWelcome(
-                proof, handshake: handshake, peer: peer, token: token, source: source, outbox: &outbox, now: now)
+                proof, handshake: handshake, peer: peer, credential: credential, source: source, outbox: &outbox,
+                now: now)
         case .ready:
             try withLink { link throws(SyncError) in
                 try link.handle(message, frameBytes: frameBytes, source: source, outbox: &outbox)
