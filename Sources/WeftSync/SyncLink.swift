@@ -127,7 +127,7 @@ struct SyncLink: Sendable {
 
     /// On keep-alive ticks: acks when the log or the stable frontier moved since the last ack, so
     /// the peer's view of this replica (and its stable frontier) stays fresh.
-    mutating func refreshAcknowledgement(source: some OpSource, outbox: inout Outbox) throws(SyncError) {
+    mutating func refreshAcknowledgement(source: some OpSource, outbox: inout Outbox) {
         guard replicates else { return }
         let local = source.versionVector
         let stable = source.stableFrontier

@@ -85,6 +85,11 @@ extension SyncSession {
         lastReceivedAt = now
         outbox.append(.scheduleTimer(.idle, afterMilliseconds: configuration.idleTimeoutMilliseconds))
         outbox.append(.scheduleTimer(.keepAlive, afterMilliseconds: configuration.pingIntervalMilliseconds))
+        if link.replicates {
+            // The hello's vector is what the peer holds: its first acknowledgement.
+            outbox.append(
+                .recordAcknowledgement(Acknowledgement(versionVector: peer.versionVector), from: peer.replica))
+        }
         report(phase: .connected, opsBehind: link.opsBehind(source: source), error: nil, outbox: &outbox)
         try withLink { link throws(SyncError) in try link.pump(source: source, outbox: &outbox) }
     }

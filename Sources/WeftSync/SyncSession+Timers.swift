@@ -46,12 +46,7 @@ extension SyncSession {
 
     mutating func keepAliveTimerFired(source: some OpSource, outbox: inout Outbox, now: UInt64) {
         guard case .ready = state else { return }
-        do throws(SyncError) {
-            try withLink { link throws(SyncError) in try link.refreshAcknowledgement(source: source, outbox: &outbox) }
-        } catch {
-            fail(error, outbox: &outbox)
-            return
-        }
+        withLinkNoThrow { $0.refreshAcknowledgement(source: source, outbox: &outbox) }
         let interval = configuration.pingIntervalMilliseconds
         let quietFor = now >= lastSentAt ? now - lastSentAt : 0
         if !outbox.sentAny, quietFor >= interval {

@@ -227,6 +227,7 @@ import WeftCore
         writeRandom(&harness, node: 0, count: 50, seed: 30)
         harness.connect(0, 1)
         harness.run()
+        #expect(harness.endpoints[0].acknowledgements.first == Acknowledgement(versionVector: VersionVector()))
         let acknowledged = harness.endpoints[0].acknowledgements.last?.versionVector
         #expect(acknowledged?[Harness.replica(0)] == 50)
         #expect(harness.endpoints[0].session.peerAcknowledged == harness.logs[0].versionVector)
