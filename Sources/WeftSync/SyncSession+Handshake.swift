@@ -22,7 +22,8 @@ extension SyncSession {
         var handshake = handshake
         switch handshake.side {
         case .acceptor:
-            let versionVector = source.versionVector
+            // A client holds no replica: it needs no vector (which could be large).
+            let versionVector = peer.role == .client ? VersionVector() : source.versionVector
             outbox.send(.hello(makeHello(nonce: handshake.nonce, versionVector: versionVector)))
             handshake.sentVersionVector = versionVector
             state = .awaitingProof(handshake, peer: peer, credential: credential)

@@ -36,6 +36,9 @@ import WeftCore
         #expect(harness.endpoints[0].session.phase == .connected)
         #expect(harness.opsSent(by: 1).isEmpty)
         #expect(harness.logs[0].versionVector == VersionVector())
+        for message in harness.endpoints[0].messagesSent + harness.endpoints[1].messagesSent {
+            if case .hello(let hello) = message { #expect(hello.versionVector == VersionVector()) }
+        }
     }
 
     @Test func aRequestReachesTheDaemonsOwnerAndTheReplyComesBack() {
