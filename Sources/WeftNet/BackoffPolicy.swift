@@ -1,9 +1,9 @@
 /// Jittered exponential backoff between reconnect attempts: deterministic given the random source.
 ///
 /// The n-th delay since the last ``reset()`` (n from 0) is drawn uniformly from
-/// `[max(min, ceiling / 2), ceiling]` where `ceiling = min(max, min × 2ⁿ⁺¹)`. Each band starts where the
-/// previous one ended, so delays never shrink before a reset; once the ceiling reaches ``delayMillisecondsMax``
-/// delays stay in `[max / 2, max]`. The jitter keeps many replicas that lost the same hub from reconnecting
+/// `[max(min, ceiling / 2), ceiling]` where `ceiling = min(max, min × 2ⁿ⁺¹)`. Until the ceiling reaches
+/// ``delayMillisecondsMax`` each band starts where the previous one ended, so delays never shrink; from then
+/// on they stay jittered in `[max / 2, max]`. The jitter keeps many replicas that lost the same hub from reconnecting
 /// in lockstep.
 ///
 /// ```swift

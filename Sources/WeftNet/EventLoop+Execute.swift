@@ -63,14 +63,15 @@ extension EventLoop {
     ///
     /// - Parameter work: what to run on the loop thread.
     /// - Returns: the value `work` returned.
-    /// - Throws: what `work` threw, or the errors of ``execute(_:)``.
+    /// - Throws: what `work` threw, or the ``NetError`` of ``execute(_:)`` (then `work` never ran).
+    @discardableResult
     public func submit<Value: Sendable>(
-        _ work: @escaping @Sendable () throws(NetError) -> Value
-    ) async throws(NetError) -> Value {
-        let result: Result<Value, NetError> = await withCheckedContinuation { continuation in
+        _ work: @escaping @Sendable () throws -> Value
+    ) async throws -> Value {
+        let result: Result<Value, any Error> = await withCheckedContinuation { continuation in
             do throws(NetError) {
                 try execute {
-                    continuation.resume(returning: Result { () throws(NetError) -> Value in try work() })
+                    continuation.resume(returning: Result { try work() })
                 }
             } catch {
                 continuation.resume(returning: .failure(error))
