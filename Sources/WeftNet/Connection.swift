@@ -215,7 +215,8 @@ public final class Connection: @unchecked Sendable {
 
 extension Connection: _LoopResource {
     func _closeForShutdown() {
-        finish(NetError(.loopStopped, context: "connection \(remoteAddress)", reason: "the event loop is shutting down"))
+        finish(
+            NetError(.loopStopped, context: "connection \(remoteAddress)", reason: "the event loop is shutting down"))
     }
 }
 

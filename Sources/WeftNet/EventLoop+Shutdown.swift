@@ -88,7 +88,8 @@ extension EventLoop {
             uv_run(uvLoop, UV_RUN_DEFAULT)
         }
         if !resources.isEmpty {
-            logger.error("resources left open at shutdown", metadata: ["loop": "\(label)", "count": "\(resources.count)"])
+            logger.error(
+                "resources left open at shutdown", metadata: ["loop": "\(label)", "count": "\(resources.count)"])
             resources.removeAll()
         }
         let status = uv_loop_close(uvLoop)

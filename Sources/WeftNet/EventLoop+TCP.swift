@@ -15,19 +15,32 @@ extension EventLoop {
     /// - Parameters:
     ///   - host: a numeric IPv4 or IPv6 address (`"127.0.0.1"`, `"0.0.0.0"`, `"::1"`).
     ///   - port: the port, or 0 for one the system chooses (read it back from ``Listener/port``).
-    ///   - backlog: the kernel's queue of connections not yet accepted.
+    ///   - backlog: the kernel's queue of connections not yet accepted, 1...``NetLimits/listenBacklog``.
+    ///   - connectionsMax: most live accepted connections, 1...``NetLimits/connectionsMax``; beyond it new
+    ///     connections are closed at once and logged.
     ///   - onAccept: receives each accepted, open connection; set its callbacks here.
     /// - Returns: the listening socket.
     /// - Throws: ``NetError/Code/invalidAddress`` for a host that is not numeric or a port out of range;
     ///   ``NetError/Code/addressInUse`` (`"bind 127.0.0.1:7700: address already in use"`),
-    ///   ``NetError/Code/permissionDenied`` and the like from the system; ``NetError/Code/loopStopped``.
+    ///   ``NetError/Code/permissionDenied`` and the like from the system; ``NetError/Code/invalidArgument``
+    ///   for a backlog or connection limit out of range; ``NetError/Code/loopStopped``.
     public func listen(
         host: String, port: Int, backlog: Int = NetLimits.listenBacklog,
-        onAccept: @escaping (Connection) -> Void
+        connectionsMax: Int = NetLimits.connectionsMax, onAccept: @escaping (Connection) -> Void
     ) throws(NetError) -> Listener {
         preconditionInLoopThread()
-        try checkAcceptingResources("listen on \(SocketAddress.describe(host: host, port: port))")
-        let listener = try Listener(loop: self, host: host, port: port, backlog: backlog, onAccept: onAccept)
+        let target = SocketAddress.describe(host: host, port: port)
+        try checkAcceptingResources("listen on \(target)")
+        guard (1...NetLimits.connectionsMax).contains(connectionsMax) else {
+            let reason = "connection limit must be 1...\(NetLimits.connectionsMax)"
+            throw NetError(.invalidArgument, context: "listen on \(target)", reason: reason)
+        }
+        guard (1...NetLimits.listenBacklog).contains(backlog) else {
+            let reason = "backlog must be 1...\(NetLimits.listenBacklog)"
+            throw NetError(.invalidArgument, context: "listen on \(target)", reason: reason)
+        }
+        let listener = try Listener(
+            loop: self, host: host, port: port, backlog: backlog, connectionsMax: connectionsMax, onAccept: onAccept)
         logger.info("listening", metadata: ["address": "\(listener.address)"])
         return listener
     }

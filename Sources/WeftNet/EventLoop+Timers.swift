@@ -27,7 +27,8 @@ extension EventLoop {
             throw NetError(.invalidArgument, context: "schedule timer", reason: "delay \(milliseconds) ms is negative")
         }
         if let repeating, repeating <= 0 {
-            throw NetError(.invalidArgument, context: "schedule timer", reason: "period \(repeating) ms is not positive")
+            throw NetError(
+                .invalidArgument, context: "schedule timer", reason: "period \(repeating) ms is not positive")
         }
         return try TimerHandle(
             loop: self, afterMilliseconds: UInt64(milliseconds), repeatingMilliseconds: UInt64(repeating ?? 0),

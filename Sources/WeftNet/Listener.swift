@@ -9,8 +9,8 @@ import CLibUV
 /// A listening TCP socket made with ``EventLoop/listen(host:port:backlog:onAccept:)``.
 ///
 /// Each accepted socket becomes an open ``Connection`` handed to `onAccept` on the loop thread; it starts
-/// reading once `onAccept` returns, so callbacks set there see every frame. Past
-/// ``NetLimits/connectionsMax`` live connections, new ones are closed at once and logged.
+/// reading once `onAccept` returns, so callbacks set there see every frame. Past ``connectionsMax`` live
+/// connections, new ones are closed at once and logged.
 ///
 /// ```swift
 /// let listener = try loop.listen(host: "0.0.0.0", port: 7700) { connection in
@@ -33,6 +33,8 @@ public final class Listener: @unchecked Sendable {
     public var address: String { SocketAddress.describe(host: host, port: port) }
     /// Accepted connections that have not closed yet.
     public private(set) var connectionCount = 0
+    /// Most live accepted connections; beyond it new ones are closed at once.
+    public let connectionsMax: Int
     /// Whether the socket still accepts connections.
     public private(set) var isListening = true
 
@@ -40,16 +42,21 @@ public final class Listener: @unchecked Sendable {
     private var onAccept: ((Connection) -> Void)?
 
     /// Binds and listens; the loop calls this on its thread.
-    init(loop: EventLoop, host: String, port: Int, backlog: Int, onAccept: @escaping (Connection) -> Void)
+    init(
+        loop: EventLoop, host: String, port: Int, backlog: Int, connectionsMax: Int,
+        onAccept: @escaping (Connection) -> Void
+    )
         throws(NetError)
     {
         guard let address = SocketAddress(numericHost: host, port: port) else {
             let reason = "expected a numeric IPv4 or IPv6 host and a port in 0...65535"
-            throw NetError(.invalidAddress, context: "bind \(SocketAddress.describe(host: host, port: port))", reason: reason)
+            throw NetError(
+                .invalidAddress, context: "bind \(SocketAddress.describe(host: host, port: port))", reason: reason)
         }
         self.loop = loop
         self.host = host
         self.port = port
+        self.connectionsMax = connectionsMax
         self.onAccept = onAccept
         handle = .allocate(capacity: 1)
         let initStatus = uv_tcp_init(loop.uvLoop, handle)
@@ -129,11 +136,13 @@ public final class Listener: @unchecked Sendable {
             return
         }
         connection.becomeAccepted()
-        guard connectionCount < NetLimits.connectionsMax else {
+        guard connectionCount < connectionsMax else {
             loop.logger.warning(
                 "refusing connection: too many open",
-                metadata: ["listener": "\(address)", "peer": "\(connection.remoteAddress)",
-                           "limit": "\(NetLimits.connectionsMax)"])
+                metadata: [
+                    "listener": "\(address)", "peer": "\(connection.remoteAddress)",
+                    "limit": "\(connectionsMax)",
+                ])
             connection.finish(nil)
             return
         }

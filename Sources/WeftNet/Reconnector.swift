@@ -25,14 +25,16 @@ public final class Reconnector: @unchecked Sendable {
     public let port: Int
     /// The open connection, if any.
     public private(set) var connection: Connection?
-    /// Whether ``start()`` was called and ``stop()`` was not (nor the loop stopped).
-    public private(set) var isRunning = false
+    /// Whether ``start()`` was called and neither ``stop()`` nor the loop's shutdown has ended it.
+    public var isRunning: Bool { wantsConnection && !loop.isClosing }
     /// The backoff, as it stands.
     public private(set) var backoff: BackoffPolicy
     /// Called on the loop thread each time a retry is scheduled, with why (nil after an orderly close) and
     /// the delay in milliseconds.
     public var onRetryScheduled: ((NetError?, Int) -> Void)?
 
+    /// Whether the owner wants the connection kept: set by ``start()``, cleared by ``stop()``.
+    private var wantsConnection = false
     private var generator: any RandomNumberGenerator
     private let connectTimeoutMilliseconds: Int
     private let onConnect: (Connection) -> Void
@@ -76,11 +78,11 @@ public final class Reconnector: @unchecked Sendable {
     public func start() throws(NetError) {
         loop.preconditionInLoopThread()
         guard !isRunning else { return }
-        isRunning = true
+        wantsConnection = true
         do {
             try attempt()
         } catch {
-            isRunning = false
+            wantsConnection = false
             throw error
         }
     }
@@ -90,7 +92,7 @@ public final class Reconnector: @unchecked Sendable {
     public func stop() {
         loop.preconditionInLoopThread()
         guard isRunning else { return }
-        isRunning = false
+        wantsConnection = false
         retryTimer?.cancel()
         retryTimer = nil
         pendingAttempt?.close()
@@ -146,7 +148,7 @@ public final class Reconnector: @unchecked Sendable {
 
     private func scheduleRetry(after error: NetError?) {
         if error?.code == .loopStopped {
-            isRunning = false
+            wantsConnection = false
             return
         }
         let delay = backoff.nextDelay(using: &generator)
@@ -159,7 +161,7 @@ public final class Reconnector: @unchecked Sendable {
                 self?.retry()
             }
         } catch {
-            isRunning = false
+            wantsConnection = false
             return
         }
         onRetryScheduled?(error, delay)
@@ -172,7 +174,7 @@ public final class Reconnector: @unchecked Sendable {
             try attempt()
         } catch {
             if error.code == .loopStopped {
-                isRunning = false
+                wantsConnection = false
             } else {
                 scheduleRetry(after: error)
             }

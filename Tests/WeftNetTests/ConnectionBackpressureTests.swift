@@ -52,7 +52,9 @@ private struct PausedServer {
             try await eventually(within: 30_000, "every frame") { server.frames.count == framesMax }
             let frames = server.frames.values
             #expect(frames.indices.allSatisfy { frames[$0] == payload(seed: $0, count: frameBytes) })
-            try await eventually(on: loop, "the buffer to drain") { client.bufferedWriteBytes == 0 && client.isWritable }
+            try await eventually(on: loop, "the buffer to drain") {
+                client.bufferedWriteBytes == 0 && client.isWritable
+            }
             let (changes, failure) = try await loop.submit { (pump.changes, pump.failure) }
             #expect(changes.first == false)
             #expect(changes.last == true)

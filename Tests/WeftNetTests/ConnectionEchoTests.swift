@@ -21,7 +21,9 @@ import WeftCore
         try await withLoop { loop in
             let port = try await startEchoServer(on: loop)
             var random = SeededGenerator(seed: 11)
-            let sizes = (0..<1_500).map { index in index % 100 == 0 ? random.int(in: 100_000...400_000) : random.int(in: 1...9_000) }
+            let sizes = (0..<1_500).map { index in
+                index % 100 == 0 ? random.int(in: 100_000...400_000) : random.int(in: 1...9_000)
+            }
             let received = Recorder<[UInt8]>()
             let client = try await connect(on: loop, port: port) { connection in
                 connection.onFrame = { received.append($0) }
@@ -110,7 +112,8 @@ import WeftCore
             #expect(buffered > 0)
             try await eventually(within: 10_000, "the peer to see the close") { serverCloses.count == 1 }
             #expect(received.count == frames)
-            #expect(received.values.enumerated().allSatisfy { $0.element == payload(seed: $0.offset, count: 64 * 1024) })
+            #expect(
+                received.values.enumerated().allSatisfy { $0.element == payload(seed: $0.offset, count: 64 * 1024) })
             #expect(serverCloses.values.first! == nil)
         }
     }

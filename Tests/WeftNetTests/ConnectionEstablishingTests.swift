@@ -95,7 +95,10 @@ private func freePort(on loop: EventLoop) async throws -> Int {
                 return codes
             }
             #expect(
-                codes == [.invalidAddress, .invalidAddress, .invalidAddress, .invalidAddress, .invalidArgument, .invalidArgument])
+                codes == [
+                    .invalidAddress, .invalidAddress, .invalidAddress, .invalidAddress, .invalidArgument,
+                    .invalidArgument,
+                ])
         }
     }
 
@@ -166,29 +169,6 @@ private func freePort(on loop: EventLoop) async throws -> Int {
                 }
             }
             #expect(codes == [.timedOut])
-        }
-    }
-
-    @Test func aClosedListenerRefusesNewClientsButKeepsItsConnections() async throws {
-        try await withLoop { loop in
-            let echoed = Recorder<[UInt8]>()
-            let listener = try await loop.submit {
-                try loop.listen(host: "127.0.0.1", port: 0) { connection in
-                    connection.onFrame = { [unowned connection] frame in try? connection.write(frame) }
-                }
-            }
-            let port = listener.port
-            let client = try await connect(on: loop, port: port) { connection in
-                connection.onFrame = { echoed.append($0) }
-            }
-            try await eventually(on: loop, "the server to count the client") { listener.connectionCount == 1 }
-            try await loop.submit { listener.close() }
-            let result = try await attempt(on: loop, port: port)
-            if case .success = result { Issue.record("a closed listener accepted a connection") }
-            try await loop.submit { try client.write([8]) }
-            try await eventually("the echo") { echoed.count == 1 }
-            try await loop.submit { client.close() }
-            try await eventually(on: loop, "the count to drop") { listener.connectionCount == 0 }
         }
     }
 }

@@ -60,8 +60,12 @@ import Testing
             // Runs while the loop closes its handles: new ones must be refused.
             connection.onClose = { _ in
                 do throws(NetError) { try loop.scheduleTimer(after: 1) {} } catch { codes.append(error.code) }
-                do throws(NetError) { _ = try loop.listen(host: "127.0.0.1", port: 0) { _ in } } catch { codes.append(error.code) }
-                do throws(NetError) { try loop.connect(host: "127.0.0.1", port: port) { _ in } } catch { codes.append(error.code) }
+                do throws(NetError) { _ = try loop.listen(host: "127.0.0.1", port: 0) { _ in } } catch {
+                    codes.append(error.code)
+                }
+                do throws(NetError) { try loop.connect(host: "127.0.0.1", port: port) { _ in } } catch {
+                    codes.append(error.code)
+                }
             }
         }
         loop.shutdown()

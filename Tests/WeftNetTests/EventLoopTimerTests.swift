@@ -68,7 +68,9 @@ import Testing
             let codes = try await loop.submit { () -> [NetError.Code] in
                 var codes: [NetError.Code] = []
                 do throws(NetError) { try loop.scheduleTimer(after: -1) {} } catch { codes.append(error.code) }
-                do throws(NetError) { try loop.scheduleTimer(after: 1, repeating: 0) {} } catch { codes.append(error.code) }
+                do throws(NetError) { try loop.scheduleTimer(after: 1, repeating: 0) {} } catch {
+                    codes.append(error.code)
+                }
                 return codes
             }
             #expect(codes == [.invalidArgument, .invalidArgument])

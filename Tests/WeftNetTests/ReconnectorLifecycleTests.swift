@@ -109,4 +109,16 @@ private func quickBackoff() throws -> BackoffPolicy {
             #expect(!running)
         }
     }
+
+    @Test func theLoopShuttingDownEndsIt() async throws {
+        let loop = try EventLoop(label: "weft.net.test.reconnector")
+        let port = try await startEchoServer(on: loop)
+        let connected = Completion<Int>()
+        let reconnector = Reconnector(loop: loop, host: "127.0.0.1", port: port) { _ in connected.fulfill(1) }
+        try await loop.submit { try reconnector.start() }
+        _ = try await connected.value(within: 5_000, "the connection")
+        loop.shutdown()
+        #expect(!reconnector.isRunning)
+        #expect(reconnector.connection == nil)
+    }
 }

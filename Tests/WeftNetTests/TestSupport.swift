@@ -170,7 +170,8 @@ final class FramePump: @unchecked Sendable {
 
 /// Connects to 127.0.0.1:`port` and returns the open connection (set up with `configure` before it reads).
 func connect(
-    on loop: EventLoop, port: Int, host: String = "127.0.0.1", _ configure: @escaping @Sendable (Connection) -> Void = { _ in }
+    on loop: EventLoop, port: Int, host: String = "127.0.0.1",
+    _ configure: @escaping @Sendable (Connection) -> Void = { _ in }
 ) async throws -> Connection {
     let outcome = Completion<Result<Connection, NetError>>()
     try await loop.submit {
