@@ -11,7 +11,7 @@ import Logging
 ///
 /// **Threading.** The loop thread is the only thread that touches libuv handles. ``execute(_:)``,
 /// ``submit(_:)``, ``beginShutdown()``, ``shutdown()`` and ``inLoopThread`` may be called from any thread.
-/// Everything else (``listen(host:port:backlog:onAccept:)``, ``connect(host:port:timeoutMilliseconds:_:)``,
+/// Everything else (``listen(host:port:backlog:connectionsMax:onAccept:)``, ``connect(host:port:timeoutMilliseconds:_:)``,
 /// ``scheduleTimer(after:repeating:_:)``, ``onSignal(_:_:)`` and the methods of the objects they return) must
 /// be called on the loop thread, and every callback they take runs on the loop thread. Calling them from
 /// another thread is a programming error and stops the process with a message.

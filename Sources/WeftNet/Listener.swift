@@ -6,7 +6,7 @@ import CLibUV
     import Darwin
 #endif
 
-/// A listening TCP socket made with ``EventLoop/listen(host:port:backlog:onAccept:)``.
+/// A listening TCP socket made with ``EventLoop/listen(host:port:backlog:connectionsMax:onAccept:)``.
 ///
 /// Each accepted socket becomes an open ``Connection`` handed to `onAccept` on the loop thread; it starts
 /// reading once `onAccept` returns, so callbacks set there see every frame. Past ``connectionsMax`` live

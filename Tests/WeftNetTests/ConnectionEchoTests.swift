@@ -3,7 +3,7 @@ import WeftCore
 
 @testable import WeftNet
 
-@Suite struct ConnectionEchoTests {
+@Suite(.timeLimit(.minutes(1))) struct ConnectionEchoTests {
     @Test func aFrameSentToAnEchoServerComesBackUnchanged() async throws {
         try await withLoop { loop in
             let port = try await startEchoServer(on: loop)

@@ -28,7 +28,7 @@ private func freePort(on loop: EventLoop) async throws -> Int {
     }
 }
 
-@Suite struct ConnectionEstablishingTests {
+@Suite(.timeLimit(.minutes(1))) struct ConnectionEstablishingTests {
     @Test func connectingToAPortNobodyListensOnFailsWithConnectionRefused() async throws {
         try await withLoop { loop in
             let port = try await freePort(on: loop)

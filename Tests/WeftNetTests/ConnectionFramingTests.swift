@@ -28,7 +28,7 @@ private func wire(_ frame: [UInt8]) -> [UInt8] {
     return bytes + frame
 }
 
-@Suite struct ConnectionFramingTests {
+@Suite(.timeLimit(.minutes(1))) struct ConnectionFramingTests {
     @Test func aFrameSplitAcrossSeveralReadsArrivesWhole() async throws {
         try await withLoop { loop in
             let server = try await RecordingServer.start(on: loop)

@@ -2,7 +2,7 @@ import Testing
 
 @testable import WeftNet
 
-@Suite struct EventLoopShutdownTests {
+@Suite(.timeLimit(.minutes(1))) struct EventLoopShutdownTests {
     @Test func shutdownClosesEveryHandleAndEndsTheThread() async throws {
         let loop = try EventLoop(label: "weft.net.test.shutdown")
         let port = try await startEchoServer(on: loop)

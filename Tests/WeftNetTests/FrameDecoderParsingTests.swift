@@ -22,7 +22,7 @@ private func drain(_ decoder: inout FrameDecoder) throws -> [[UInt8]] {
     return frames
 }
 
-@Suite struct FrameDecoderParsingTests {
+@Suite(.timeLimit(.minutes(1))) struct FrameDecoderParsingTests {
     @Test func aHeaderIsFourBigEndianBytes() {
         var bytes: [UInt8] = []
         FrameHeader.append(payloadBytes: 0x00A1_B2C3, to: &bytes)

@@ -3,7 +3,7 @@ import Testing
 @testable import WeftNet
 import WeftSync
 
-@Suite struct NetLimitsTests {
+@Suite(.timeLimit(.minutes(1))) struct NetLimitsTests {
     @Test func reconnectDelaysAreOrderedAndPositive() {
         #expect(NetLimits.reconnectDelayMillisecondsMin > 0)
         #expect(NetLimits.reconnectDelayMillisecondsMin <= NetLimits.reconnectDelayMillisecondsMax)

@@ -2,7 +2,7 @@ import Testing
 
 @testable import WeftNet
 
-@Suite struct ListenerAcceptingTests {
+@Suite(.timeLimit(.minutes(1))) struct ListenerAcceptingTests {
     @Test func aClosedListenerRefusesNewClientsButKeepsItsConnections() async throws {
         try await withLoop { loop in
             let echoed = Recorder<[UInt8]>()
