@@ -41,8 +41,12 @@ import Testing
         #expect(a.descendantMax == stamp(1, alice))
         #expect(a.ownNonIncrementMax == nil)
         #expect(b.ownNonIncrementMax == stamp(1, alice))
-        #expect(a.subtreeReadMax == stamp(2, bob))
-        #expect(b.subtreeReadMax == nil)
+        #expect(a.subtreeTransactionMax == nil)
+        #expect(b.subtreeTransactionMax == nil)
+        index.insert(try op(bob, at: 3, sequence: 5, "/a/b", .transaction(read: VersionVector(), result: .int(2))))
+        #expect(a.subtreeTransactionMax == stamp(3, bob))
+        #expect(b.subtreeTransactionMax == stamp(3, bob))
+        #expect(a.incrementMagnitude == 1)
         #expect(index.node(at: ["zz"]) == nil)
     }
 
