@@ -32,7 +32,10 @@ let package = Package(
         .target(name: "WeftCore", swiftSettings: strict),
         .target(
             name: "WeftStore",
-            dependencies: ["WeftCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "WeftCore", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
         .target(

@@ -1,0 +1,147 @@
+import WeftCore
+
+/// The row form of the materialized tree: one row per scalar leaf, keyed by the leaf's path text
+/// (`/a/b`, the root is `/`), holding the scalar's ``OpCodec`` encoding.
+///
+/// Keys never contain `/`, so the rows of the subtree at `/a` are the row `/a` and the range
+/// `['/a/', '/a0')` (`'0'` is `'/' + 1`): one index range, which siblings such as `/a-b`, `/a0` or `/ab`
+/// never enter.
+enum TreeRows {
+    /// The text key of `path`.
+    static func text(_ path: Path) -> String { path.description }
+
+    /// The keys that bound the rows of the subtree at `path`: the row `exact` (nil at the root) and
+    /// the half-open range `[lower, upper)`.
+    static func bounds(_ path: Path) -> (exact: String?, lower: String, upper: String) {
+        guard !path.isRoot else { return (nil, "/", "0") }
+        let text = path.description
+        return (text, text + "/", text + "0")
+    }
+
+    /// The text keys of the proper ancestors of `path`, root first (`/`, `/a` for `/a/b/c`'s parent chain).
+    static func ancestorTexts(_ path: Path) -> [String] {
+        guard !path.isRoot else { return [] }
+        var result = ["/"]
+        var text = ""
+        for key in path.keys.dropLast() {
+            text += "/" + key
+            result.append(text)
+        }
+        return result
+    }
+
+    /// Calls `body` with the text key and encoded scalar of every leaf of `value` placed at `path`.
+    static func forEachLeaf(
+        of value: Value, at path: Path, _ body: (_ text: String, _ scalar: [UInt8]) throws -> Void
+    ) rethrows {
+        try forEachLeaf(of: value, prefix: path.isRoot ? "" : path.description, body)
+    }
+
+    private static func forEachLeaf(
+        of value: Value, prefix: String, _ body: (String, [UInt8]) throws -> Void
+    ) rethrows {
+        switch value {
+        case .null: return
+        case .object(let children):
+            for (key, child) in children { try forEachLeaf(of: child, prefix: prefix + "/" + key, body) }
+        default:
+            try body(prefix.isEmpty ? "/" : prefix, OpCodec.encode(value))
+        }
+    }
+
+    /// Length of the text key of `path` as a prefix of its descendants' keys (0 at the root).
+    static func textBytes(_ path: Path) -> Int {
+        path.keys.reduce(0) { $0 + 1 + $1.utf8.count }
+    }
+
+    /// Bytes the rows of `value` at a path whose text is `textBytes` long would hold (keys and values):
+    /// the size model of ``MemoryStore``.
+    static func bytes(of value: Value, textBytes: Int) -> Int {
+        switch value {
+        case .null: return 0
+        case .object(let children):
+            return children.reduce(0) { $0 + bytes(of: $1.value, textBytes: textBytes + 1 + $1.key.utf8.count) }
+        default:
+            return max(textBytes, 1) + OpCodec.encode(value).count
+        }
+    }
+}
+
+/// Rebuilds a subtree from its leaf rows, read in key order.
+///
+/// Rows in key order visit each object's subtree contiguously, so a stack of open objects suffices.
+/// Rows that cannot come from a valid tree (a bad key, a leaf below a scalar, a duplicate, rows out of
+/// order) throw ``StoreError/corrupt(path:reason:)``.
+struct TreeBuilder {
+    /// The database path, for errors.
+    let location: String
+    /// The text of the subtree's root (`""` for the tree's root).
+    private let prefix: String
+    /// Keys of the open objects below the subtree's root.
+    private var openKeys: [Substring] = []
+    /// Children of the subtree's root, then of each open object.
+    private var frames: [[String: Value]] = [[:]]
+    /// The subtree's root, when it is a scalar.
+    private var rootScalar: Value?
+
+    /// A builder for the subtree at `path`.
+    init(path: Path, location: String) {
+        self.location = location
+        self.prefix = path.isRoot ? "" : path.description
+    }
+
+    /// Adds the leaf row with key `text` and encoded scalar `encoded`.
+    mutating func add(text: String, encoded: [UInt8]) throws {
+        let leaf: Value
+        do {
+            leaf = try OpCodec.decodeValue(encoded)
+        } catch {
+            throw StoreError.corrupt(path: location, reason: "tree leaf \(text) holds a bad value: \(error)")
+        }
+        guard !leaf.isNull, !leaf.isObject else {
+            throw StoreError.corrupt(path: location, reason: "tree leaf \(text) is not a scalar")
+        }
+        guard rootScalar == nil, text.hasPrefix(prefix) else { throw misplaced(text) }
+        let rest = text.utf8.dropFirst(prefix.utf8.count)
+        if rest.isEmpty || (prefix.isEmpty && rest.elementsEqual("/".utf8)) {
+            guard openKeys.isEmpty, frames[0].isEmpty else { throw misplaced(text) }
+            rootScalar = leaf
+            return
+        }
+        guard rest.first == UInt8(ascii: "/") else { throw misplaced(text) }
+        let keys = Substring(rest.dropFirst()).split(separator: "/", omittingEmptySubsequences: false)
+        try insert(leaf, keys: keys, text: text)
+    }
+
+    private mutating func insert(_ leaf: Value, keys: [Substring], text: String) throws {
+        var shared = 0
+        while shared < openKeys.count, shared < keys.count - 1, openKeys[shared] == keys[shared] { shared += 1 }
+        while openKeys.count > shared { closeObject() }
+        for key in keys[shared..<(keys.count - 1)] {
+            guard Key.isValid(String(key)), frames[frames.count - 1][String(key)] == nil else { throw misplaced(text) }
+            openKeys.append(key)
+            frames.append([:])
+        }
+        let last = String(keys[keys.count - 1])
+        guard Key.isValid(last), frames[frames.count - 1][last] == nil else { throw misplaced(text) }
+        frames[frames.count - 1][last] = leaf
+    }
+
+    private mutating func closeObject() {
+        let children = frames.removeLast()
+        let key = String(openKeys.removeLast())
+        precondition(!children.isEmpty, "an open object holds at least one leaf")
+        frames[frames.count - 1][key] = .object(children)
+    }
+
+    private func misplaced(_ text: String) -> StoreError {
+        .corrupt(path: location, reason: "tree leaf \(text) does not fit the tree (bad key, duplicate or below a scalar)")
+    }
+
+    /// The subtree built from the rows added.
+    mutating func finish() -> Value {
+        if let rootScalar { return rootScalar }
+        while !openKeys.isEmpty { closeObject() }
+        return frames[0].isEmpty ? .null : .object(frames[0])
+    }
+}
