@@ -93,7 +93,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WeftStoreTests",
-            dependencies: ["WeftStore", "WeftCore"],
+            dependencies: ["WeftStore", "WeftCore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         .testTarget(
