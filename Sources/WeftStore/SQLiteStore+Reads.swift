@@ -88,7 +88,7 @@ extension SQLiteStore {
 
     public func readBase(at path: Path) throws -> Value {
         try withDatabase("reading the base") { db in
-            try BaseOverlay.read(SQLiteTree(db, location: self.path), at: path)
+            try BaseOverlay.read(try SQLiteTree(db, location: self.path), at: path)
         }
     }
 

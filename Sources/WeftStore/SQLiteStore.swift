@@ -75,7 +75,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// Checks what the file holds, then sets the connection up. Nothing is written before the checks pass.
     private static func prepare(_ queue: DatabaseQueue, path: String, options: StoreOptions) throws {
         try queue.inDatabase { db in
-            try checkFormat(db, path: path)
+            if try checkFormat(db, path: path) == .empty {
+                // Only possible before the first table exists, and not in WAL mode.
+                try db.execute(sql: "PRAGMA page_size = \(StoreLimits.pageBytes)")
+            }
             // The lock file already keeps other processes out; exclusive locking also lets WAL work
             // without a shared-memory file.
             try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
@@ -93,8 +96,11 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
     }
 
+    /// What an openable file holds.
+    private enum Format { case empty, weft }
+
     /// Refuses files Weft did not make, and Weft files from a newer schema.
-    private static func checkFormat(_ db: Database, path: String) throws {
+    private static func checkFormat(_ db: Database, path: String) throws -> Format {
         let application = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
         let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
         if application == SQLiteSchema.applicationID {
@@ -102,7 +108,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             if version > SQLiteSchema.version || superseded {
                 throw StoreError.newerSchema(path: path, found: version, supported: SQLiteSchema.version)
             }
-            return
+            return .weft
         }
         let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         if application != 0 {
@@ -113,6 +119,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             let names = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", …" : "")
             throw StoreError.foreignDatabase(path: path, reason: "it holds tables (\(names)) and no Weft application id")
         }
+        return .empty
     }
 
     /// Reads the identity row, creating it in a new database, and checks the instance binding.

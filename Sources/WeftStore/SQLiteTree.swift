@@ -2,15 +2,32 @@ import GRDB
 import WeftCore
 
 /// The materialized tree and the base overrides of an open SQLite connection, in the row form of
-/// ``TreeRows``. Used inside one database access; it holds cached statements, not data.
-struct SQLiteTree {
+/// ``TreeRows``. Made for one database access (a commit, a read); it prepares its statements once, so a
+/// commit of thousands of subtree writes looks none up again.
+final class SQLiteTree {
     let db: Database
     /// The database path, for errors.
     let location: String
+    private let deleteNode: SQLiteStatement
+    private let deleteNodeRange: SQLiteStatement
+    private let insertNode: SQLiteStatement
+    private let upsertNode: SQLiteStatement
+    private let selectNode: SQLiteStatement
+    private let selectNodeRange: SQLiteStatement
+    /// Path texts known, within this access, to have no row. A commit that writes many leaves under the
+    /// same parents deletes each parent's (scalar) row once, not once per leaf. Deleting rows keeps it
+    /// true; inserting a row removes that row's text from it.
+    private var rowless = Set<String>()
 
-    init(_ db: Database, location: String) {
+    init(_ db: Database, location: String) throws {
         self.db = db
         self.location = location
+        deleteNode = try SQLiteStatement(db, SQLiteSchema.deleteNode)
+        deleteNodeRange = try SQLiteStatement(db, SQLiteSchema.deleteNodeRange)
+        insertNode = try SQLiteStatement(db, SQLiteSchema.insertNode)
+        upsertNode = try SQLiteStatement(db, SQLiteSchema.upsertNode)
+        selectNode = try SQLiteStatement(db, SQLiteSchema.selectNode)
+        selectNodeRange = try SQLiteStatement(db, SQLiteSchema.selectNodeRange)
     }
 
     // MARK: - Tree
@@ -20,46 +37,54 @@ struct SQLiteTree {
         var builder = TreeBuilder(path: path, location: location)
         let bounds = TreeRows.bounds(path)
         if let exact = bounds.exact {
-            let one = try SQLiteStatement(db, SQLiteSchema.selectNode)
-            one.bind(1, exact)
+            selectNode.bind(1, exact)
             var found = false
-            try one.forEachRow {
-                try builder.add(text: one.text(0), encoded: one.blob(1))
+            try selectNode.forEachRow {
+                try builder.add(text: selectNode.text(0), encoded: selectNode.blob(1))
                 found = true
             }
             if found { return builder.finish() }
         }
-        let range = try SQLiteStatement(db, SQLiteSchema.selectNodeRange)
-        range.bind(1, bounds.lower)
-        range.bind(2, bounds.upper)
-        try range.forEachRow { try builder.add(text: range.text(0), encoded: range.blob(1)) }
+        selectNodeRange.bind(1, bounds.lower)
+        selectNodeRange.bind(2, bounds.upper)
+        try selectNodeRange.forEachRow { try builder.add(text: selectNodeRange.text(0), encoded: selectNodeRange.blob(1)) }
         return builder.finish()
     }
 
-    /// Replaces the subtree at `path` with `value`: deletes its rows, deletes the scalar rows above it
-    /// (a write below a scalar turns it into an object), and inserts a row per leaf of `value`.
+    /// Replaces the subtree at `path` with `value`: deletes the rows of its ancestors when `value` is
+    /// not null (a write below a scalar turns it into an object), deletes its own row and the range below
+    /// it, and stores a row per leaf of `value` (a scalar at `path` is one upsert).
     func write(_ value: Value, at path: Path) throws {
+        if !value.isNull {
+            for text in TreeRows.ancestorTexts(path) where rowless.insert(text).inserted {
+                try deleteRow(text)
+            }
+        }
         let bounds = TreeRows.bounds(path)
-        let deleteOne = try SQLiteStatement(db, SQLiteSchema.deleteNode)
-        if let exact = bounds.exact {
-            deleteOne.bind(1, exact)
-            try deleteOne.run()
+        deleteNodeRange.bind(1, bounds.lower)
+        deleteNodeRange.bind(2, bounds.upper)
+        try deleteNodeRange.run()
+        switch value {
+        case .null, .object:
+            if let exact = bounds.exact, rowless.insert(exact).inserted { try deleteRow(exact) }
+            try TreeRows.forEachLeaf(of: value, at: path) { text, scalar in
+                rowless.remove(text)
+                insertNode.bind(1, text)
+                insertNode.bind(2, scalar)
+                try insertNode.run()
+            }
+        default:
+            let text = bounds.exact ?? "/"
+            rowless.remove(text)
+            upsertNode.bind(1, text)
+            upsertNode.bind(2, OpCodec.encode(value))
+            try upsertNode.run()
         }
-        let deleteRange = try SQLiteStatement(db, SQLiteSchema.deleteNodeRange)
-        deleteRange.bind(1, bounds.lower)
-        deleteRange.bind(2, bounds.upper)
-        try deleteRange.run()
-        guard !value.isNull else { return }
-        for ancestor in TreeRows.ancestorTexts(path) {
-            deleteOne.bind(1, ancestor)
-            try deleteOne.run()
-        }
-        let insert = try SQLiteStatement(db, SQLiteSchema.insertNode)
-        try TreeRows.forEachLeaf(of: value, at: path) { text, scalar in
-            insert.bind(1, text)
-            insert.bind(2, scalar)
-            try insert.run()
-        }
+    }
+
+    private func deleteRow(_ text: String) throws {
+        deleteNode.bind(1, text)
+        try deleteNode.run()
     }
 
     /// Number of leaf rows.
@@ -124,14 +149,14 @@ extension SQLiteTree: BaseOverlayHost {
         return path.isRoot ? rows.filter { !$0.path.isRoot } : rows
     }
 
-    mutating func putOverride(_ value: Value, at path: Path) throws {
+    func putOverride(_ value: Value, at path: Path) throws {
         let upsert = try SQLiteStatement(db, SQLiteSchema.upsertOverride)
         upsert.bind(1, TreeRows.text(path))
         upsert.bind(2, OpCodec.encode(value))
         try upsert.run()
     }
 
-    mutating func deleteOverrides(atOrBelow path: Path) throws {
+    func deleteOverrides(atOrBelow path: Path) throws {
         let bounds = TreeRows.bounds(path)
         if let exact = bounds.exact {
             let one = try SQLiteStatement(db, SQLiteSchema.deleteOverride)

@@ -106,3 +106,29 @@ extension StoreBatch {
         }
     }
 }
+
+extension StoreBatch {
+    /// The tree writes whose effect outlives the batch, in order: a write is dropped when a later one
+    /// replaces its whole effect, which is when the later path is an ancestor-or-self of its path and
+    /// the later value is not null, or both values are null. (A later null write leaves in place the
+    /// scalars that an earlier non-null write below it removed above it, so that earlier write stays.)
+    ///
+    /// A group commit in which many ops touch the same nodes then writes each node once.
+    var liveTreeWrites: [TreeWrite] {
+        guard treeWrites.count > 1 else { return treeWrites }
+        var laterAny = Set<String>()
+        var laterNonNull = Set<String>()
+        var live: [TreeWrite] = []
+        live.reserveCapacity(treeWrites.count)
+        for write in treeWrites.reversed() {
+            let chain = TreeRows.chainTexts(write.path)
+            let covering = write.value.isNull ? laterAny : laterNonNull
+            if chain.contains(where: covering.contains) { continue }
+            live.append(write)
+            let text = chain[chain.count - 1]
+            laterAny.insert(text)
+            if !write.value.isNull { laterNonNull.insert(text) }
+        }
+        return live.reversed()
+    }
+}

@@ -18,12 +18,19 @@ enum TreeRows {
         return (text, text + "/", text + "0")
     }
 
-    /// The text keys of the proper ancestors of `path`, root first (`/`, `/a` for `/a/b/c`'s parent chain).
+    /// The text keys of the proper ancestors of `path`, root first: `/`, `/a`, `/a/b` for `/a/b/c`.
     static func ancestorTexts(_ path: Path) -> [String] {
-        guard !path.isRoot else { return [] }
+        var chain = chainTexts(path)
+        chain.removeLast()
+        return chain
+    }
+
+    /// The text keys of the ancestors of `path` and of `path` itself, root first: `/`, `/a`, `/a/b`.
+    static func chainTexts(_ path: Path) -> [String] {
         var result = ["/"]
+        result.reserveCapacity(path.depth + 1)
         var text = ""
-        for key in path.keys.dropLast() {
+        for key in path.keys {
             text += "/" + key
             result.append(text)
         }

@@ -150,12 +150,14 @@ import WeftCore
     func theConnectionUsesWALExclusivelyWithTheChosenDurability(durability: Durability) throws {
         let fixture = try StoreFixture(.sqlite, durability: durability)
         let store = try #require(fixture.store as? SQLiteStore)
-        let (journal, synchronous, locking, application) = try store.withDatabase("reading pragmas") { db in
+        let (journal, synchronous, locking, application, page) = try store.withDatabase("reading pragmas") { db in
             (
                 try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA synchronous"),
-                try String.fetchOne(db, sql: "PRAGMA locking_mode"), try Int32.fetchOne(db, sql: "PRAGMA application_id")
+                try String.fetchOne(db, sql: "PRAGMA locking_mode"), try Int32.fetchOne(db, sql: "PRAGMA application_id"),
+                try Int.fetchOne(db, sql: "PRAGMA page_size")
             )
         }
+        #expect(page == StoreLimits.pageBytes)
         #expect(journal == "wal")
         #expect(synchronous == (durability == .full ? 2 : 1))
         #expect(locking == "exclusive")

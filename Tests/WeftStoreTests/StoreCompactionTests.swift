@@ -134,7 +134,7 @@ import WeftCore
     @Test(arguments: StoreKind.allCases)
     func compactionAndVacuumShrinkTheStore(kind: StoreKind) throws {
         let fixture = try StoreFixture(kind)
-        let payload = Value.string(String(repeating: "x", count: 200))
+        let payload = Value.string(String(repeating: "x", count: 1_000))
         for chunk in 0..<10 {
             let ops = (1...200 as ClosedRange<UInt64>).map { index in
                 let sequence = UInt64(chunk) * 200 + index
@@ -144,7 +144,7 @@ import WeftCore
         }
         try fixture.store.checkpoint()
         let full = try fixture.store.bytesOnDisk()
-        #expect(full > 2000 * 200)
+        #expect(full > 2000 * 1_000)
 
         var compact = StoreBatch()
         compact.frontier = Sample.stamp(2000, 3)

@@ -55,6 +55,15 @@ import WeftCore
     }
 
     @Test(arguments: StoreKind.allCases)
+    func aLaterNullWriteKeepsWhatAnEarlierWriteBelowItDidAboveIt(kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        try fixture.store.commit(Sample.treeBatch([("/a", .int(1)), ("/k", .int(1))]))
+        // /a/b/c turns the scalar /a into an object; deleting /a/b then empties it, so /a vanishes.
+        try fixture.store.commit(Sample.treeBatch([("/a/b/c", .int(2)), ("/a/b", .null), ("/k", .int(2)), ("/k", .int(3))]))
+        #expect(try fixture.store.readTree() == Sample.json(#"{"k":3}"#))
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func theRootCanBeReplacedAndCleared(kind: StoreKind) throws {
         let fixture = try StoreFixture(kind)
         try fixture.store.commit(Sample.treeBatch([("/x", .int(1)), ("/y/z", .int(2))]))
@@ -81,9 +90,9 @@ import WeftCore
         var generator = SeededGenerator(seed: 20_240_601)
         var model = Value.null
         let keys = ["a", "a0", "a-b", "ab", "b", "a b"]
-        for round in 0..<40 {
+        for round in 0..<60 {
             var batch = StoreBatch()
-            for _ in 0..<Int.random(in: 1...4, using: &generator) {
+            for _ in 0..<Int.random(in: 1...8, using: &generator) {
                 let depth = Int.random(in: 0...3, using: &generator)
                 let path = try Path(keys: (0..<depth).map { _ in keys.randomElement(using: &generator) ?? "a" })
                 let value = randomValue(depth: 2, using: &generator)
