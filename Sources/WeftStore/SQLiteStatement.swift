@@ -118,6 +118,13 @@ struct SQLiteStatement {
         return Array(UnsafeRawBufferPointer(start: base, count: count))
     }
 
+    /// Calls `body` with the UTF-8 bytes of a text column, valid only during the call.
+    func withText<T>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+        let base = sqlite3_column_text(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return try body(UnsafeBufferPointer(start: base, count: base == nil ? 0 : count))
+    }
+
     func text(_ column: Int32) -> String {
         guard let base = sqlite3_column_text(handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, column))

@@ -40,14 +40,18 @@ final class SQLiteTree {
             selectNode.bind(1, exact)
             var found = false
             try selectNode.forEachRow {
-                try builder.add(text: selectNode.text(0), encoded: selectNode.blob(1))
+                let encoded = selectNode.blob(1)
+                try selectNode.withText(0) { try builder.add(text: $0, encoded: encoded) }
                 found = true
             }
             if found { return builder.finish() }
         }
         selectNodeRange.bind(1, bounds.lower)
         selectNodeRange.bind(2, bounds.upper)
-        try selectNodeRange.forEachRow { try builder.add(text: selectNodeRange.text(0), encoded: selectNodeRange.blob(1)) }
+        try selectNodeRange.forEachRow {
+            let encoded = selectNodeRange.blob(1)
+            try selectNodeRange.withText(0) { try builder.add(text: $0, encoded: encoded) }
+        }
         return builder.finish()
     }
 

@@ -77,72 +77,103 @@ enum TreeRows {
 /// Rebuilds a subtree from its leaf rows, read in key order.
 ///
 /// Rows in key order visit each object's subtree contiguously, so a stack of open objects suffices.
-/// Rows that cannot come from a valid tree (a bad key, a leaf below a scalar, a duplicate, rows out of
-/// order) throw ``StoreError/corrupt(path:reason:)``.
+/// Keys are split on the UTF-8 bytes of each row's text, and a key becomes a `String` only when it opens
+/// an object or names a leaf. Rows that cannot come from a valid tree (a bad key, a leaf below a scalar,
+/// a duplicate, rows out of order) throw ``StoreError/corrupt(path:reason:)``.
 struct TreeBuilder {
     /// The database path, for errors.
     let location: String
-    /// The text of the subtree's root (`""` for the tree's root).
-    private let prefix: String
+    /// The UTF-8 text of the subtree's root (empty for the tree's root).
+    private let prefix: [UInt8]
     /// Keys of the open objects below the subtree's root.
-    private var openKeys: [Substring] = []
+    private var openKeys: [String] = []
     /// Children of the subtree's root, then of each open object.
     private var frames: [[String: Value]] = [[:]]
     /// The subtree's root, when it is a scalar.
     private var rootScalar: Value?
+    /// Byte ranges of the keys of the row being added (kept to reuse its storage).
+    private var keyRanges: [Range<Int>] = []
 
     /// A builder for the subtree at `path`.
     init(path: Path, location: String) {
         self.location = location
-        self.prefix = path.isRoot ? "" : path.description
+        self.prefix = path.isRoot ? [] : Array(path.description.utf8)
     }
 
     /// Adds the leaf row with key `text` and encoded scalar `encoded`.
     mutating func add(text: String, encoded: [UInt8]) throws {
+        var text = text
+        try text.withUTF8 { try add(text: $0, encoded: encoded) }
+    }
+
+    /// Adds the leaf row whose key has the UTF-8 bytes `text`.
+    mutating func add(text: UnsafeBufferPointer<UInt8>, encoded: [UInt8]) throws {
         let leaf: Value
         do {
             leaf = try OpCodec.decodeValue(encoded)
         } catch {
-            throw StoreError.corrupt(path: location, reason: "tree leaf \(text) holds a bad value: \(error)")
+            throw StoreError.corrupt(path: location, reason: "tree leaf \(String(decoding: text, as: UTF8.self)) holds a bad value: \(error)")
         }
         guard !leaf.isNull, !leaf.isObject else {
-            throw StoreError.corrupt(path: location, reason: "tree leaf \(text) is not a scalar")
+            throw StoreError.corrupt(path: location, reason: "tree leaf \(String(decoding: text, as: UTF8.self)) is not a scalar")
         }
-        guard rootScalar == nil, text.hasPrefix(prefix) else { throw misplaced(text) }
-        let rest = text.utf8.dropFirst(prefix.utf8.count)
-        if rest.isEmpty || (prefix.isEmpty && rest.elementsEqual("/".utf8)) {
+        guard rootScalar == nil, text.count >= prefix.count, text[..<prefix.count].elementsEqual(prefix) else {
+            throw misplaced(text)
+        }
+        let rest = prefix.count
+        if text.count == rest || (prefix.isEmpty && text.count == 1 && text[0] == UInt8(ascii: "/")) {
             guard openKeys.isEmpty, frames[0].isEmpty else { throw misplaced(text) }
             rootScalar = leaf
             return
         }
-        guard rest.first == UInt8(ascii: "/") else { throw misplaced(text) }
-        let keys = Substring(rest.dropFirst()).split(separator: "/", omittingEmptySubsequences: false)
-        try insert(leaf, keys: keys, text: text)
+        guard text[rest] == UInt8(ascii: "/") else { throw misplaced(text) }
+        keyRanges.removeAll(keepingCapacity: true)
+        var start = rest + 1
+        for index in start..<text.count where text[index] == UInt8(ascii: "/") {
+            keyRanges.append(start..<index)
+            start = index + 1
+        }
+        keyRanges.append(start..<text.count)
+        try insert(leaf, text: text)
     }
 
-    private mutating func insert(_ leaf: Value, keys: [Substring], text: String) throws {
+    private mutating func insert(_ leaf: Value, text: UnsafeBufferPointer<UInt8>) throws {
+        let parents = keyRanges.count - 1
         var shared = 0
-        while shared < openKeys.count, shared < keys.count - 1, openKeys[shared] == keys[shared] { shared += 1 }
+        while shared < openKeys.count, shared < parents,
+            openKeys[shared].utf8.elementsEqual(UnsafeBufferPointer(rebasing: text[keyRanges[shared]]))
+        {
+            shared += 1
+        }
         while openKeys.count > shared { closeObject() }
-        for key in keys[shared..<(keys.count - 1)] {
-            guard Key.isValid(String(key)), frames[frames.count - 1][String(key)] == nil else { throw misplaced(text) }
+        for range in keyRanges[shared..<parents] {
+            let key = try self.key(text, range)
+            guard frames[frames.count - 1][key] == nil else { throw misplaced(text) }
             openKeys.append(key)
             frames.append([:])
         }
-        let last = String(keys[keys.count - 1])
-        guard Key.isValid(last), frames[frames.count - 1][last] == nil else { throw misplaced(text) }
-        frames[frames.count - 1][last] = leaf
+        let last = try key(text, keyRanges[parents])
+        guard frames[frames.count - 1].updateValue(leaf, forKey: last) == nil else { throw misplaced(text) }
+    }
+
+    /// The valid key at `range` of `text`.
+    private func key(_ text: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) throws -> String {
+        guard let key = String(validating: UnsafeBufferPointer(rebasing: text[range]), as: UTF8.self), Key.isValid(key)
+        else { throw misplaced(text) }
+        return key
     }
 
     private mutating func closeObject() {
         let children = frames.removeLast()
-        let key = String(openKeys.removeLast())
+        let key = openKeys.removeLast()
         precondition(!children.isEmpty, "an open object holds at least one leaf")
         frames[frames.count - 1][key] = .object(children)
     }
 
-    private func misplaced(_ text: String) -> StoreError {
-        .corrupt(path: location, reason: "tree leaf \(text) does not fit the tree (bad key, duplicate or below a scalar)")
+    private func misplaced(_ text: UnsafeBufferPointer<UInt8>) -> StoreError {
+        .corrupt(
+            path: location,
+            reason: "tree leaf \(String(decoding: text, as: UTF8.self)) does not fit the tree (bad key, duplicate or below a scalar)")
     }
 
     /// The subtree built from the rows added.
