@@ -42,7 +42,8 @@ final class FileLock {
     private static func openError(_ code: Int32, databasePath: String) -> StoreError {
         switch code {
         case EACCES, EPERM, EROFS:
-            return .readOnlyLocation(path: databasePath, reason: "cannot create its lock file: \(FileStat.message(code))")
+            return .readOnlyLocation(
+                path: databasePath, reason: "cannot create its lock file: \(FileStat.message(code))")
         case ENOENT:
             return .cannotOpen(path: databasePath, reason: "its directory does not exist")
         case ENOTDIR:

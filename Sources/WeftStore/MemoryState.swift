@@ -195,7 +195,8 @@ struct MemoryState: Sendable {
     func stored(_ entry: Entry) -> StoredOp {
         let op = entry.op
         return StoredOp(
-            op: op, status: marks.status(recorded: entry.status, origin: op.origin, sequence: op.sequence, local: replica))
+            op: op,
+            status: marks.status(recorded: entry.status, origin: op.origin, sequence: op.sequence, local: replica))
     }
 }
 
@@ -219,7 +220,8 @@ extension MemoryState: BaseOverlayHost {
 
     func overrides(below path: Path) -> [BaseOverride] {
         overrides.compactMap { entry in
-            entry.key != path && path.isAncestorOrSelf(of: entry.key) ? BaseOverride(path: entry.key, value: entry.value) : nil
+            entry.key != path && path.isAncestorOrSelf(of: entry.key)
+                ? BaseOverride(path: entry.key, value: entry.value) : nil
         }
         .sorted { $0.path < $1.path }
     }

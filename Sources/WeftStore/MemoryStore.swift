@@ -116,7 +116,8 @@ public final class MemoryStore: Store, @unchecked Sendable {
         defer { lock.unlock() }
         let copyID = fileID &* 0x9E37_79B9_7F4A_7C15 &+ 1
         return MemoryStore(
-            copying: current, durability: durability, bytesMax: bytesMax, fileID: copyID, name: name ?? self.name + "-copy")
+            copying: current, durability: durability, bytesMax: bytesMax, fileID: copyID,
+            name: name ?? self.name + "-copy")
     }
 
     /// Opens a closed store again, with everything it synced at close.
@@ -210,7 +211,9 @@ public final class MemoryStore: Store, @unchecked Sendable {
     public func readBase(at path: Path) throws -> Value { try locked { BaseOverlay.read(current, at: path) } }
 
     public func baseOverrides() throws -> [BaseOverride] {
-        try locked { current.overrides.map { BaseOverride(path: $0.key, value: $0.value) }.sorted { $0.path < $1.path } }
+        try locked {
+            current.overrides.map { BaseOverride(path: $0.key, value: $0.value) }.sorted { $0.path < $1.path }
+        }
     }
 
     public func peerVectors() throws -> [ReplicaID: VersionVector] { try locked { current.peers } }

@@ -109,9 +109,12 @@ extension SQLiteStore {
                 do {
                     var reader = ByteReader(select.blob(1))
                     result[peer] = try OpCodec.readVersionVector(from: &reader)
-                    guard reader.isAtEnd else { throw CoreError.malformedEncoding(offset: reader.offset, reason: "trailing bytes") }
+                    guard reader.isAtEnd else {
+                        throw CoreError.malformedEncoding(offset: reader.offset, reason: "trailing bytes")
+                    }
                 } catch {
-                    throw StoreError.corrupt(path: path, reason: "the version vector of peer \(peer) is damaged: \(error)")
+                    throw StoreError.corrupt(
+                        path: path, reason: "the version vector of peer \(peer) is damaged: \(error)")
                 }
             }
             return result

@@ -85,7 +85,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
             guard mode?.lowercased() == "wal" else {
                 throw StoreError.io(
-                    path: path, operation: "enabling write-ahead logging", message: "journal mode stayed \(mode ?? "?")")
+                    path: path, operation: "enabling write-ahead logging", message: "journal mode stayed \(mode ?? "?")"
+                )
             }
             try db.execute(sql: "PRAGMA synchronous = \(options.durability == .full ? "FULL" : "NORMAL")")
             try db.execute(sql: "PRAGMA cache_size = -\(StoreLimits.pageCacheKibibytes)")
@@ -117,7 +118,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         }
         if !tables.isEmpty {
             let names = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", …" : "")
-            throw StoreError.foreignDatabase(path: path, reason: "it holds tables (\(names)) and no Weft application id")
+            throw StoreError.foreignDatabase(
+                path: path, reason: "it holds tables (\(names)) and no Weft application id")
         }
         return .empty
     }

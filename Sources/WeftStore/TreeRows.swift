@@ -112,10 +112,10 @@ struct TreeBuilder {
         do {
             leaf = try OpCodec.decodeValue(encoded)
         } catch {
-            throw StoreError.corrupt(path: location, reason: "tree leaf \(String(decoding: text, as: UTF8.self)) holds a bad value: \(error)")
+            throw corrupt(text, "holds a bad value: \(error)")
         }
         guard !leaf.isNull, !leaf.isObject else {
-            throw StoreError.corrupt(path: location, reason: "tree leaf \(String(decoding: text, as: UTF8.self)) is not a scalar")
+            throw corrupt(text, "is not a scalar")
         }
         guard rootScalar == nil, text.count >= prefix.count, text[..<prefix.count].elementsEqual(prefix) else {
             throw misplaced(text)
@@ -171,9 +171,11 @@ struct TreeBuilder {
     }
 
     private func misplaced(_ text: UnsafeBufferPointer<UInt8>) -> StoreError {
-        .corrupt(
-            path: location,
-            reason: "tree leaf \(String(decoding: text, as: UTF8.self)) does not fit the tree (bad key, duplicate or below a scalar)")
+        corrupt(text, "does not fit the tree (bad key, duplicate or below a scalar)")
+    }
+
+    private func corrupt(_ text: UnsafeBufferPointer<UInt8>, _ problem: String) -> StoreError {
+        .corrupt(path: location, reason: "tree leaf \(String(decoding: text, as: UTF8.self)) \(problem)")
     }
 
     /// The subtree built from the rows added.

@@ -73,7 +73,8 @@ import WeftCore
         while refused == nil, sequence < 100 {
             sequence += 1
             do {
-                try store.commit(Sample.batch([Sample.setOp(origin: 1, sequence: sequence, millis: sequence, value: big)]))
+                try store.commit(
+                    Sample.batch([Sample.setOp(origin: 1, sequence: sequence, millis: sequence, value: big)]))
             } catch let error as StoreError {
                 refused = error
             }
@@ -85,7 +86,8 @@ import WeftCore
         var compact = StoreBatch()
         compact.frontier = Sample.stamp(sequence, 1)
         try store.commit(compact)
-        try store.commit(Sample.batch([Sample.setOp(origin: 1, sequence: sequence + 1, millis: sequence + 1, value: big)]))
+        try store.commit(
+            Sample.batch([Sample.setOp(origin: 1, sequence: sequence + 1, millis: sequence + 1, value: big)]))
     }
 
     @Test func theSizeModelFollowsTheTree() throws {

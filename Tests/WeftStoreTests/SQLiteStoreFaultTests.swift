@@ -153,7 +153,8 @@ import WeftCore
         let (journal, synchronous, locking, application, page) = try store.withDatabase("reading pragmas") { db in
             (
                 try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA synchronous"),
-                try String.fetchOne(db, sql: "PRAGMA locking_mode"), try Int32.fetchOne(db, sql: "PRAGMA application_id"),
+                try String.fetchOne(db, sql: "PRAGMA locking_mode"),
+                try Int32.fetchOne(db, sql: "PRAGMA application_id"),
                 try Int.fetchOne(db, sql: "PRAGMA page_size")
             )
         }

@@ -14,7 +14,8 @@ import WeftCore
         compact.frontier = ops[5].stamp
         try fixture.store.commit(compact)
         #expect(try fixture.store.allOps().map(\.op) == Array(ops[6...]))
-        #expect(try fixture.store.ops(from: Sample.replica(4), after: 0, limit: 100).map(\.op.sequence) == [7, 8, 9, 10])
+        #expect(
+            try fixture.store.ops(from: Sample.replica(4), after: 0, limit: 100).map(\.op.sequence) == [7, 8, 9, 10])
         #expect(fixture.store.logMarks.frontier == ops[5].stamp)
 
         // A frontier below the stored one changes nothing.
@@ -58,7 +59,10 @@ import WeftCore
         var third = StoreBatch()
         third.basePreserves = [.root]
         try fixture.store.commit(third)
-        #expect(try fixture.store.baseOverrides() == [BaseOverride(path: .root, value: Sample.json(#"{"a":{"b":1,"c":2},"z":9}"#))])
+        #expect(
+            try fixture.store.baseOverrides() == [
+                BaseOverride(path: .root, value: Sample.json(#"{"a":{"b":1,"c":2},"z":9}"#))
+            ])
         try fixture.reopen()
         #expect(try fixture.store.readBase(at: Sample.path("/z")) == .int(9))
     }

@@ -81,7 +81,9 @@ enum Sample {
     }
 
     /// A set op of `origin`, stamped at `millis`.
-    static func setOp(origin: UInt64, sequence: UInt64, millis: UInt64, path: String = "/a", value: Value = .int(1)) -> Op {
+    static func setOp(origin: UInt64, sequence: UInt64, millis: UInt64, path: String = "/a", value: Value = .int(1))
+        -> Op
+    {
         Op(stamp: stamp(millis, origin), sequence: sequence, path: self.path(path), kind: .set(value))
     }
 

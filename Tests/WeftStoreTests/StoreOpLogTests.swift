@@ -58,7 +58,9 @@ import WeftCore
     @Test(arguments: StoreKind.allCases)
     func opsAfterAStampArePagedInStampOrder(kind: StoreKind) throws {
         let fixture = try StoreFixture(kind)
-        let ops = (1...25 as ClosedRange<UInt64>).map { Sample.setOp(origin: $0 % 3 + 1, sequence: $0, millis: 5000 - $0) }
+        let ops = (1...25 as ClosedRange<UInt64>).map {
+            Sample.setOp(origin: $0 % 3 + 1, sequence: $0, millis: 5000 - $0)
+        }
         // One op per origin and sequence: make the sequences per origin distinct.
         let unique = Dictionary(grouping: ops, by: \.origin).flatMap { _, list in
             list.sorted { $0.stamp < $1.stamp }.enumerated().map { index, op in
@@ -95,7 +97,9 @@ import WeftCore
         let fixture = try StoreFixture(kind)
         let first = Sample.setOp(origin: 5, sequence: 1, millis: 10)
         try fixture.store.commit(Sample.batch([first]))
-        var batch = Sample.batch([Sample.setOp(origin: 6, sequence: 1, millis: 11), Sample.setOp(origin: 5, sequence: 1, millis: 12)])
+        var batch = Sample.batch([
+            Sample.setOp(origin: 6, sequence: 1, millis: 11), Sample.setOp(origin: 5, sequence: 1, millis: 12),
+        ])
         batch.treeWrites = [.init(path: Sample.path("/x"), value: .int(1))]
         #expect(throws: StoreError.conflictingOp(origin: Sample.replica(5), sequence: 1)) {
             try fixture.store.commit(batch)

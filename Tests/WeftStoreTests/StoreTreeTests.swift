@@ -59,7 +59,8 @@ import WeftCore
         let fixture = try StoreFixture(kind)
         try fixture.store.commit(Sample.treeBatch([("/a", .int(1)), ("/k", .int(1))]))
         // /a/b/c turns the scalar /a into an object; deleting /a/b then empties it, so /a vanishes.
-        try fixture.store.commit(Sample.treeBatch([("/a/b/c", .int(2)), ("/a/b", .null), ("/k", .int(2)), ("/k", .int(3))]))
+        try fixture.store.commit(
+            Sample.treeBatch([("/a/b/c", .int(2)), ("/a/b", .null), ("/k", .int(2)), ("/k", .int(3))]))
         #expect(try fixture.store.readTree() == Sample.json(#"{"k":3}"#))
     }
 

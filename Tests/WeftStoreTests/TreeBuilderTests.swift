@@ -12,9 +12,12 @@ import WeftCore
     }
 
     @Test func rowsInKeyOrderRebuildTheSubtree() throws {
-        let rows: [(String, Value)] = [("/a-b", .int(1)), ("/a/b", .int(2)), ("/a/c/d", .bool(true)), ("/a0", .string("s"))]
+        let rows: [(String, Value)] = [
+            ("/a-b", .int(1)), ("/a/b", .int(2)), ("/a/c/d", .bool(true)), ("/a0", .string("s")),
+        ]
         #expect(try build("/", rows) == Sample.json(#"{"a-b":1,"a":{"b":2,"c":{"d":true}},"a0":"s"}"#))
-        #expect(try build("/a", [("/a/b", .int(2)), ("/a/c/d", .bool(true))]) == Sample.json(#"{"b":2,"c":{"d":true}}"#))
+        #expect(
+            try build("/a", [("/a/b", .int(2)), ("/a/c/d", .bool(true))]) == Sample.json(#"{"b":2,"c":{"d":true}}"#))
         #expect(try build("/a", [("/a", .int(7))]) == .int(7))
         #expect(try build("/", [("/", .int(7))]) == .int(7))
         #expect(try build("/", []) == .null)
