@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import WeftCore
 
 /// The store of a replica in one SQLite file, through GRDB: WAL journal, exclusive access, and group
@@ -75,6 +76,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// Checks what the file holds, then sets the connection up. Nothing is written before the checks pass.
     private static func prepare(_ queue: DatabaseQueue, path: String, options: StoreOptions) throws {
         try queue.inDatabase { db in
+            // SQLite falls back to read-only when the file cannot be written; a store must write.
+            if sqlite3_db_readonly(db.sqliteConnection, "main") == 1 {
+                throw StoreError.readOnlyLocation(path: path, reason: "the database file cannot be written")
+            }
             if try checkFormat(db, path: path) == .empty {
                 // Only possible before the first table exists, and not in WAL mode.
                 try db.execute(sql: "PRAGMA page_size = \(StoreLimits.pageBytes)")
