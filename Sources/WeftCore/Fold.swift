@@ -6,8 +6,9 @@ enum Fold {
     ///
     /// - Parameters:
     ///   - index: ops stamped before `op` (used for the transaction rule); `op` itself is not in it yet.
+    ///   - history: ops folded into the base, also stamped before `op`, when `index` lacks them.
     static func apply(
-        _ op: Op, to state: inout Value, registry: FunctionRegistry, index: PathIndex
+        _ op: Op, to state: inout Value, registry: FunctionRegistry, index: PathIndex, history: PathIndex? = nil
     ) -> Outcome {
         switch op.kind {
         case .set(let value):
@@ -28,7 +29,9 @@ enum Fold {
             }
             return .applied
         case .transaction(let read, let result):
-            guard index.isCovered(path: op.path, by: read) else { return .rejected(.staleRead(op.path)) }
+            guard index.isCovered(path: op.path, by: read), history?.isCovered(path: op.path, by: read) ?? true else {
+                return .rejected(.staleRead(op.path))
+            }
             state.write(result, at: op.path)
             return .applied
         case .call(let call):
@@ -36,7 +39,9 @@ enum Fold {
             guard let result = function(state.value(at: op.path), call.arguments) else {
                 return .rejected(.refusedByFunction(name: call.name))
             }
-            state.write(result, at: op.path)
+            // A function is app code: an empty object or a null child it returns must vanish as they
+            // would from any other write, or the state would depend on how a value was built.
+            state.write(result.normalized, at: op.path)
             return .applied
         }
     }
@@ -65,7 +70,7 @@ enum Fold {
             if let function = registry.function(name: call.name, version: call.version),
                 let result = function(state.value(at: op.path), call.arguments)
             {
-                state.write(result, at: op.path)
+                state.write(result.normalized, at: op.path)
             }
         }
     }

@@ -48,7 +48,8 @@ public struct HybridClock: Sendable, Hashable {
             first = ((first >> 16) + 1) << 16
         }
         guard first >> 16 <= CoreLimits.stampMillisMax, first > lastTime else { throw CoreError.clockExhausted }
-        lastTime = first + UInt64(count) - 1
+        // Parenthesized: the last stamp of the 48-bit range is `UInt64.max`, and `first + count` would overflow.
+        lastTime = first + (UInt64(count) - 1)
         precondition(lastTime >= first, "clock range overflow")
         return Stamp(time: first, replica: replica)
     }

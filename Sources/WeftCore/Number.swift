@@ -39,6 +39,12 @@ public enum Number: Sendable, Hashable, CustomStringConvertible {
         return sum.isFinite ? .double(sum) : nil
     }
 
+    /// An upper bound of the magnitude, saturating; `.max` for doubles (they never take the exact path).
+    @inlinable public var magnitudeBound: UInt64 {
+        if case .int(let i) = self { return i.magnitude }
+        return .max
+    }
+
     public var description: String {
         switch self {
         case .int(let i): return String(i)

@@ -14,8 +14,11 @@ final class PathIndex {
         var subtreeMax: Stamp?
         /// Greatest stamp anchored strictly below.
         var descendantMax: Stamp?
-        /// Greatest stamp of a state-reading op (increment, transaction, call) anchored here or below.
-        var subtreeReadMax: Stamp?
+        /// Greatest stamp of a transaction anchored here or below (its validity depends on what it saw).
+        var subtreeTransactionMax: Stamp?
+        /// Sum of the magnitudes of integer increments anchored here: a bound on how far any prefix of
+        /// them can move the counter (used to prove that no prefix overflows).
+        var incrementMagnitude: UInt64 = 0
         /// Highest sequence per origin of ops anchored here.
         var latestOwn: [OriginSequence] = []
         /// Highest sequence per origin of ops anchored here or below.
@@ -72,9 +75,10 @@ final class PathIndex {
 
     /// Records `op` at each of its anchors and marks where it may put scalars.
     func insert(_ op: Op) {
-        let reads = op.readsState
-        let isIncrement: Bool
-        if case .increment = op.kind { isIncrement = true } else { isIncrement = false }
+        let reads: Bool
+        if case .transaction = op.kind { reads = true } else { reads = false }
+        var isIncrement = false
+        if case .increment = op.kind { isIncrement = true }
         for anchor in op.anchors {
             var current = root
             update(current, stamp: op.stamp, reads: reads, below: !anchor.isRoot, op: op)
@@ -95,6 +99,11 @@ final class PathIndex {
                 current.ownNonIncrementMax = op.stamp
             }
             if case .call = op.kind { current.callCount += 1 }
+            if case .increment(let by, _) = op.kind {
+                let magnitude = by.magnitudeBound
+                current.incrementMagnitude =
+                    current.incrementMagnitude > UInt64.max - magnitude ? .max : current.incrementMagnitude + magnitude
+            }
         }
         markScalars(of: op)
     }
@@ -102,7 +111,7 @@ final class PathIndex {
     private func update(_ node: Node, stamp: Stamp, reads: Bool, below: Bool, op: Op) {
         if node.subtreeMax.map({ $0 < stamp }) ?? true { node.subtreeMax = stamp }
         if below, node.descendantMax.map({ $0 < stamp }) ?? true { node.descendantMax = stamp }
-        if reads, node.subtreeReadMax.map({ $0 < stamp }) ?? true { node.subtreeReadMax = stamp }
+        if reads, node.subtreeTransactionMax.map({ $0 < stamp }) ?? true { node.subtreeTransactionMax = stamp }
         PathIndex.raise(&node.latestSubtree, origin: op.origin, sequence: op.sequence)
     }
 
@@ -175,6 +184,26 @@ final class PathIndex {
 
     private static func covered(_ list: [OriginSequence], by read: VersionVector) -> Bool {
         list.allSatisfy { read[$0.origin] >= $0.sequence }
+    }
+
+    /// Records only which origins touched the op's anchors (for ops folded into the base, whose
+    /// per-origin sequences still decide whether later transactions saw them).
+    func insertTouches(of op: Op) {
+        for anchor in op.anchors {
+            var current = root
+            PathIndex.raise(&current.latestSubtree, origin: op.origin, sequence: op.sequence)
+            for key in anchor.keys {
+                if let existing = current.children[key] {
+                    current = existing
+                } else {
+                    let next = Node()
+                    current.children[key] = next
+                    current = next
+                }
+                PathIndex.raise(&current.latestSubtree, origin: op.origin, sequence: op.sequence)
+            }
+            PathIndex.raise(&current.latestOwn, origin: op.origin, sequence: op.sequence)
+        }
     }
 
     /// Removes `stamp` from the own list at each anchor of `op` (compaction), pruning empty leaves.

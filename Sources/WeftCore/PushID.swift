@@ -17,10 +17,11 @@ public enum PushID {
             + PushAlphabet.encode(stamp.replica.rawValue >> 10, digits: 9)
     }
 
-    /// The milliseconds encoded in a push id, or nil when `key` is not one.
+    /// The milliseconds encoded in a push id, or nil when `key` is not one (wrong length, or a character
+    /// outside the push alphabet anywhere in it).
     public static func millis(of key: String) -> UInt64? {
         let utf8 = Array(key.utf8)
-        guard utf8.count == length else { return nil }
+        guard utf8.count == length, utf8[8...].allSatisfy({ PushAlphabet.reverse[Int($0)] >= 0 }) else { return nil }
         return PushAlphabet.decode(utf8[0..<8])
     }
 }

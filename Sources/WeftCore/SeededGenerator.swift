@@ -48,7 +48,11 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable, Hashable {
 
     /// A uniform integer in `range`, with a fixed algorithm.
     public mutating func int(in range: ClosedRange<Int>) -> Int {
-        range.lowerBound + Int(below(UInt64(range.upperBound - range.lowerBound) + 1))
+        // The span is computed in wrapping arithmetic: `upperBound - lowerBound` overflows Int for ranges
+        // wider than Int.max, and the span of Int.min...Int.max does not fit below()'s bound at all.
+        let span = UInt64(truncatingIfNeeded: range.upperBound &- range.lowerBound)
+        let offset = span == .max ? next() : below(span + 1)
+        return range.lowerBound &+ Int(truncatingIfNeeded: offset)
     }
 
     /// True with probability `probability`.

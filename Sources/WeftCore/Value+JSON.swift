@@ -152,7 +152,16 @@ struct JSONParser {
         depth += 1
         guard depth <= CoreLimits.jsonNestingMax else {
             throw CoreError.invalidValue(
-                path: Path.text(path), reason: "nesting is deeper than \(CoreLimits.pathDepthMax) levels")
+                path: Path.text(path), reason: "nesting is deeper than \(CoreLimits.jsonNestingMax) levels")
+        }
+    }
+
+    /// Refuses a child that would lie deeper than ``CoreLimits/pathDepthMax``. The nesting limit leaves
+    /// one level of slack for empty objects and arrays, which vanish, but never for a node that stays.
+    func checkDepth(of path: [String], key: String) throws {
+        guard path.count < CoreLimits.pathDepthMax else {
+            throw CoreError.invalidValue(
+                path: Path.text(path + [key]), reason: "value is deeper than \(CoreLimits.pathDepthMax) levels")
         }
     }
 
@@ -176,7 +185,12 @@ struct JSONParser {
             offset += 1
             skipSpace()
             let child = try parseValue(path: path + [key])
-            if child.isNull { children.removeValue(forKey: key) } else { children[key] = child }
+            if child.isNull {
+                children.removeValue(forKey: key)
+            } else {
+                try checkDepth(of: path, key: key)
+                children[key] = child
+            }
             skipSpace()
             guard offset < bytes.count else { throw fail("unexpected end of text in object") }
             if bytes[offset] == UInt8(ascii: ",") {
@@ -204,7 +218,10 @@ struct JSONParser {
             skipSpace()
             let key = String(index)
             let child = try parseValue(path: path + [key])
-            if !child.isNull { children[key] = child }
+            if !child.isNull {
+                try checkDepth(of: path, key: key)
+                children[key] = child
+            }
             index += 1
             skipSpace()
             guard offset < bytes.count else { throw fail("unexpected end of text in array") }
@@ -253,22 +270,23 @@ struct JSONParser {
         offset += 1
         var runStart = offset
         var out = ""
-        func flushRun(_ end: Int) {
-            if end > runStart {
-                out += String(decoding: UnsafeBufferPointer(rebasing: bytes[runStart..<end]), as: UTF8.self)
-            }
+        func flushRun(_ end: Int) throws {
+            guard end > runStart else { return }
+            guard let run = String(validating: UnsafeBufferPointer(rebasing: bytes[runStart..<end]), as: UTF8.self)
+            else { throw CoreError.invalidJSON(offset: runStart, reason: "string is not valid UTF-8") }
+            out += run
         }
         while true {
             guard offset < bytes.count else { throw fail("unterminated string") }
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {
-                flushRun(offset)
+                try flushRun(offset)
                 offset += 1
                 return out
             }
             if byte < 0x20 { throw fail("control character in string") }
             if byte == UInt8(ascii: "\\") {
-                flushRun(offset)
+                try flushRun(offset)
                 offset += 1
                 guard offset < bytes.count else { throw fail("unterminated escape") }
                 let escape = bytes[offset]

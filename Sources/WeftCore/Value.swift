@@ -62,6 +62,24 @@ public enum Value: Sendable, Hashable {
         return kept.isEmpty ? .null : .object(kept)
     }
 
+    /// This value with null children dropped and emptied objects removed, at every level: the form every
+    /// stored value has. Values parsed by ``init(json:)`` or decoded by ``OpCodec`` are already normalized;
+    /// values built in code (such as the result of a registered function) may not be.
+    ///
+    /// ```swift
+    /// Value.object(["a": .null, "b": .object([:])]).normalized   // .null
+    /// ```
+    public var normalized: Value {
+        guard case .object(let children) = self else { return self }
+        var kept: [String: Value] = [:]
+        kept.reserveCapacity(children.count)
+        for (key, child) in children {
+            let normal = child.normalized
+            if !normal.isNull { kept[key] = normal }
+        }
+        return kept.isEmpty ? .null : .object(kept)
+    }
+
     /// Number of nodes in this value (scalars and objects), `0` for null.
     public var nodeCount: Int {
         switch self {

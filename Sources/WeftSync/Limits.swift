@@ -1,11 +1,76 @@
-/// Named limits of the sync protocol.
+import WeftCore
+
+/// Named limits of the sync protocol. Every size, count and delay that WeftSync checks or defaults to
+/// lives here; `SyncLimitsTests` asserts how they relate.
 public enum SyncLimits {
-    /// Largest frame, header included, in bytes.
-    public static let frameBytesMax = 16 * 1024 * 1024
+    /// The protocol version this build speaks, sent in every hello.
+    public static let protocolVersion: UInt16 = 1
+
+    // MARK: - Frames
+
+    /// Bytes before a frame's payload: a 32-bit big-endian length and a type byte.
+    public static let frameHeaderBytes = 5
+    /// Largest frame, header included, in bytes: room for one batch of ``batchBytesMax`` plus one
+    /// op of the largest size the core accepts.
+    public static let frameBytesMax = batchBytesMax + CoreLimits.opBytesMax + 1024
+    /// Largest frame accepted before the peer is authenticated, in bytes (a hello with a large
+    /// version vector fits; an anonymous peer cannot make us buffer more).
+    public static let handshakeFrameBytesMax = 4 * 1024 * 1024
+
+    // MARK: - Op streaming
+
     /// Most ops in one batch frame.
     public static let batchOpsMax = 4096
-    /// Largest payload of one batch frame, in bytes.
+    /// Payload size at which a batch frame stops taking ops, in bytes (the op that crosses it is
+    /// the last one of the batch).
     public static let batchBytesMax = 1024 * 1024
-    /// Most unacknowledged bytes in flight to one peer (the backpressure window).
+    /// Most unacknowledged bytes in flight to one peer (the backpressure window): a sender starts a
+    /// frame only while fewer bytes than this are unacknowledged.
     public static let windowBytesMax = 8 * 1024 * 1024
+    /// Smallest receive window a peer may advertise, in bytes.
+    public static let windowBytesMin = 1024
+    /// Most unacknowledged frames (batches and snapshot chunks) in flight to one peer.
+    public static let windowFramesMax = 4096
+
+    // MARK: - Snapshots
+
+    /// Payload size at which a snapshot chunk stops taking entries, in bytes.
+    public static let snapshotChunkBytesMax = 1024 * 1024
+    /// Largest snapshot a session receives, in encoded bytes.
+    public static let snapshotBytesMax: UInt64 = 4 * 1024 * 1024 * 1024
+    /// Most entries (subtrees) in one snapshot.
+    public static let snapshotEntriesMax: UInt64 = 64 * 1024 * 1024
+
+    // MARK: - Authentication
+
+    /// Bytes of a hello nonce.
+    public static let nonceBytes = 32
+    /// Bytes of an HMAC-SHA256 proof.
+    public static let proofBytes = 32
+    /// Shortest accepted token, in bytes.
+    public static let tokenBytesMin = 16
+    /// Longest accepted token, in bytes.
+    public static let tokenBytesMax = 1024
+    /// Longest credential name in a hello, in UTF-8 bytes.
+    public static let nameBytesMax = 256
+
+    // MARK: - Errors and clients
+
+    /// Longest message of an error frame, in UTF-8 bytes (longer messages are cut when sent).
+    public static let errorMessageBytesMax = 4096
+    /// Most client requests received and not yet answered on one session.
+    public static let clientRequestsPendingMax = 256
+    /// Most active watches of one client session.
+    public static let clientWatchesMax = 1024
+
+    // MARK: - Time
+
+    /// Default delay without sending after which a ping is sent, in milliseconds.
+    public static let pingIntervalMillisecondsDefault: UInt64 = 5_000
+    /// Default delay without receiving after which a ready session is closed, in milliseconds.
+    public static let idleTimeoutMillisecondsDefault: UInt64 = 20_000
+    /// Default delay within which a handshake must complete, in milliseconds.
+    public static let handshakeTimeoutMillisecondsDefault: UInt64 = 10_000
+    /// Shortest ping interval a configuration may set, in milliseconds.
+    public static let pingIntervalMillisecondsMin: UInt64 = 10
 }

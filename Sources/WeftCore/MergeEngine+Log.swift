@@ -1,0 +1,44 @@
+// The engine's log as sync and compaction see it: version vectors, ops by origin, compaction.
+
+extension MergeEngine {
+    /// For each origin, the highest sequence known with no gap below it.
+    public var versionVector: VersionVector {
+        VersionVector(origins.mapValues { $0.contiguous })
+    }
+
+    /// Ops of `origin` with sequences after `sequence`, in sequence order, stopping at the first gap or
+    /// at `limit`. Ops already compacted are not available (a peer that needs them gets a snapshot).
+    public func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) -> [Op] {
+        guard let originLog = origins[origin] else { return [] }
+        var result: [Op] = []
+        var next = sequence + 1
+        while result.count < limit, let stamp = originLog.stamps[next], let op = log[stamp] ?? waiting[stamp] {
+            result.append(op)
+            next += 1
+        }
+        return result
+    }
+
+    /// Folds every op stamped at or below `frontier` into the base and drops it from the log.
+    ///
+    /// The state and its digest do not change. Callers pass a stable frontier: every member has every
+    /// op at or below it, so no op at or below it can still arrive.
+    /// - Returns: the number of ops folded into the base.
+    @discardableResult
+    public func compact(upTo newFrontier: Stamp) -> Int {
+        if let frontier { precondition(newFrontier >= frontier, "compaction frontier moves forward only") }
+        let folded = log.values.filter { $0.stamp <= newFrontier }.sorted { $0.stamp < $1.stamp }
+        for op in folded {
+            Fold.replay(op, outcome: unusualOutcomes[op.stamp] ?? .applied, to: &base, registry: registry)
+            log.removeValue(forKey: op.stamp)
+            unusualOutcomes.removeValue(forKey: op.stamp)
+            incrementsFromNull.remove(op.stamp)
+            index.remove(op)
+            compactedTouches.insertTouches(of: op)
+            origins[op.origin]?.stamps.removeValue(forKey: op.sequence)
+        }
+        frontier = newFrontier
+        if log.isEmpty { precondition(base == state, "compaction changed the state") }
+        return folded.count
+    }
+}

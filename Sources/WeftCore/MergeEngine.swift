@@ -1,0 +1,230 @@
+/// The incremental materialized tree of a replica: it applies ops arriving in any order, in batches,
+/// with duplicates, and always lands exactly where ``ReferenceFold`` lands on the same ops.
+///
+/// Three roads, cheapest first (see `Docs/MERGE-RULES.md`):
+/// 1. **In order** for the op's subtree: no known op stamped later touches its path, its ancestors or
+///    its descendants. The op applies directly; ops elsewhere commute with it.
+/// 2. **Shortcuts** for common late arrivals: an integer increment among later increments of the same
+///    counter (exact arithmetic, order-free), and a blind write hidden by a later `set` of the same node.
+/// 3. **Region re-fold**: the smallest set of subtrees whose outcome the op can change is rebuilt from
+///    the compacted base by replaying, in stamp order, every op that touches it.
+///
+/// ```swift
+/// let engine = MergeEngine(registry: registry)
+/// let report = engine.apply(opsFromPeer)
+/// engine.value(at: try Path("/users/alice"))
+/// ```
+///
+/// The engine is not thread-safe: one owner drives it.
+public final class MergeEngine {
+    /// Functions that call ops name. Register new ones with ``register(name:version:_:)``.
+    public private(set) var registry: FunctionRegistry
+    /// The current state: the fold of the base and every op in the log.
+    public internal(set) var state: Value
+    /// The compacted base: the fold of every op at or below ``frontier``.
+    public internal(set) var base: Value
+    /// The greatest compacted stamp; ops at or below it are refused.
+    public internal(set) var frontier: Stamp?
+    /// Whether ``apply(_:)`` reports old and new values of changed nodes.
+    public var capturesChanges: Bool
+
+    var log: [Stamp: Op] = [:]
+    /// Outcomes other than `.applied` (applied is the default and is not stored).
+    var unusualOutcomes: [Stamp: Outcome] = [:]
+    /// Ops waiting for a function this replica lacks.
+    var waiting: [Stamp: Op] = [:]
+    /// Increments that met a null node (they used their `from`).
+    var incrementsFromNull: Set<Stamp> = []
+    var index = PathIndex()
+    /// Which origins touched which paths through ops already folded into the base.
+    var compactedTouches = PathIndex()
+    var origins: [ReplicaID: OriginLog] = [:]
+
+    /// A new engine over a base (the empty tree for a new replica).
+    public init(
+        registry: FunctionRegistry = FunctionRegistry(), base: Value = .null, frontier: Stamp? = nil,
+        capturesChanges: Bool = true
+    ) {
+        self.registry = registry
+        self.state = base
+        self.base = base
+        self.frontier = frontier
+        self.capturesChanges = capturesChanges
+    }
+
+    /// The value at `path`, or null.
+    public func value(at path: Path) -> Value { state.value(at: path) }
+
+    /// The digest of the current state.
+    public var digest: StateDigest { StateDigest(of: state) }
+
+    /// Number of ops in the log (above the frontier), waiting ones included.
+    public var opCount: Int { log.count + waiting.count }
+
+    /// True when the op with this stamp is known (in the log, waiting, or compacted).
+    public func contains(_ stamp: Stamp) -> Bool {
+        log[stamp] != nil || waiting[stamp] != nil || frontier.map { stamp <= $0 } ?? false
+    }
+
+    /// The op with this stamp, if it is in the log or waiting.
+    public func op(for stamp: Stamp) -> Op? { log[stamp] ?? waiting[stamp] }
+
+    /// The outcome of a known op; nil when unknown or compacted.
+    public func outcome(of stamp: Stamp) -> Outcome? {
+        if waiting[stamp] != nil { return .waiting }
+        guard log[stamp] != nil else { return nil }
+        return unusualOutcomes[stamp] ?? .applied
+    }
+
+    /// Every op in the log and waiting, sorted by stamp.
+    public func sortedOps() -> [Op] {
+        (Array(log.values) + Array(waiting.values)).sorted { $0.stamp < $1.stamp }
+    }
+
+    /// Registers a function and applies the ops that were waiting for it.
+    @discardableResult
+    public func register(name: String, version: UInt32, _ function: @escaping FunctionRegistry.Function)
+        -> ApplyReport
+    {
+        registry.register(name: name, version: version, function)
+        let ready = waiting.values.filter {
+            if case .call(let call) = $0.kind { return call.name == name && call.version == version }
+            return false
+        }
+        for op in ready { waiting.removeValue(forKey: op.stamp) }
+        return apply(ready, alreadyCounted: true)
+    }
+
+    /// Applies ops in any order, with duplicates.
+    ///
+    /// - Returns: what changed, the outcome of each new op, and the outcomes of earlier ops that a late
+    ///   arrival revised (an increment can become rejected when an earlier `set` arrives late).
+    @discardableResult
+    public func apply(_ ops: [Op]) -> ApplyReport { apply(ops, alreadyCounted: false) }
+
+    func apply(_ ops: [Op], alreadyCounted: Bool) -> ApplyReport {
+        var report = ApplyReport()
+        let sorted = ops.count > 1 ? ops.sorted { $0.stamp < $1.stamp } : ops
+        for op in sorted {
+            if log[op.stamp] != nil || waiting[op.stamp] != nil {
+                report.duplicates += 1
+                continue
+            }
+            if let frontier, op.stamp <= frontier {
+                report.refused.append(op.stamp)
+                continue
+            }
+            if !alreadyCounted { origins[op.origin, default: OriginLog()].add(op) }
+            applyNew(op, report: &report)
+        }
+        return report
+    }
+
+    /// Applies one op that is neither known nor below the frontier.
+    private func applyNew(_ op: Op, report: inout ApplyReport) {
+        if case .call(let call) = op.kind, !registry.contains(name: call.name, version: call.version) {
+            waiting[op.stamp] = op
+            report.outcomes[op.stamp] = .waiting
+            return
+        }
+        let probe = probeLater(op)
+        log[op.stamp] = op
+        if !probe.conflicts {
+            let olds = capturesChanges ? writePaths(of: op).map { ($0, state.value(at: $0)) } : []
+            let outcome = applyTracked(op, to: &state, index: index)
+            index.insert(op)
+            record(outcome, of: op, report: &report)
+            if outcome == .applied {
+                for (path, old) in olds { report.changes.append(Change(path: path, old: old, new: state.value(at: path))) }
+            }
+            return
+        }
+        index.insert(op)
+        if applyCounterShortcut(op, probe: probe, report: &report) { return }
+        if isHiddenByLaterSet(op, probe: probe) {
+            record(.applied, of: op, report: &report)
+            return
+        }
+        refold(after: op.stamp, anchors: op.anchors, report: &report, arriving: op.stamp)
+    }
+
+    func record(_ outcome: Outcome, of op: Op, report: inout ApplyReport) {
+        if outcome == .applied {
+            unusualOutcomes.removeValue(forKey: op.stamp)
+        } else {
+            unusualOutcomes[op.stamp] = outcome
+        }
+        report.outcomes[op.stamp] = outcome
+    }
+
+    /// Applies an op with the fold's rules, remembering whether an increment met a null node.
+    func applyTracked(_ op: Op, to tree: inout Value, index: PathIndex, history: PathIndex? = nil) -> Outcome {
+        if case .increment = op.kind {
+            let metNull = tree.value(at: op.path).isNull
+            let outcome = Fold.apply(op, to: &tree, registry: registry, index: index)
+            if metNull, outcome == .applied {
+                incrementsFromNull.insert(op.stamp)
+            } else {
+                incrementsFromNull.remove(op.stamp)
+            }
+            return outcome
+        }
+        return Fold.apply(op, to: &tree, registry: registry, index: index, history: history)
+    }
+
+    /// The nodes an op writes, for change reports: each written node, not its ancestors.
+    func writePaths(of op: Op) -> [Path] {
+        switch op.kind {
+        case .merge(let children):
+            return children.map { Path(uncheckedKeys: op.path.keys + $0.relative.keys) }
+        case .batch(let writes):
+            return writes.flatMap { write -> [Path] in
+                if case .merge(let path, let children) = write {
+                    return children.map { Path(uncheckedKeys: path.keys + $0.relative.keys) }
+                }
+                return [write.path]
+            }
+        default:
+            return [op.path]
+        }
+    }
+}
+
+/// What one ``MergeEngine/apply(_:)`` did.
+public struct ApplyReport: Sendable {
+    /// Nodes whose value changed, with old and new values (empty when changes are not captured).
+    public var changes: [Change] = []
+    /// Outcome of every new op, and revised outcomes of earlier ops.
+    public var outcomes: [Stamp: Outcome] = [:]
+    /// Ops already known.
+    public var duplicates = 0
+    /// Ops at or below the compaction frontier, refused.
+    public var refused: [Stamp] = []
+
+    public init() {}
+}
+
+/// One changed node: its path and its value before and after.
+public struct Change: Sendable, Hashable {
+    public var path: Path
+    public var old: Value
+    public var new: Value
+
+    public init(path: Path, old: Value, new: Value) {
+        self.path = path
+        self.old = old
+        self.new = new
+    }
+}
+
+/// The ops of one origin by sequence number, and the gap-free prefix.
+struct OriginLog {
+    var stamps: [UInt64: Stamp] = [:]
+    /// Highest sequence with no gap below it.
+    var contiguous: UInt64 = 0
+
+    mutating func add(_ op: Op) {
+        stamps[op.sequence] = op.stamp
+        while stamps[contiguous + 1] != nil { contiguous += 1 }
+    }
+}

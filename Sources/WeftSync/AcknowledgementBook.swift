@@ -1,0 +1,93 @@
+import WeftCore
+
+/// How far one op has travelled beyond its replica.
+public enum AcknowledgementLevel: Sendable, Hashable, Comparable {
+    /// No hub and fewer than the required number of peers acknowledged it yet.
+    case unacknowledged
+    /// A hub, or the required number of peers, acknowledged it.
+    case acknowledged
+    /// Every member has it (it is below the stable frontier), so it may be compacted.
+    case stable
+}
+
+/// What each peer acknowledged, kept by a replica's owner across sessions, to tell the status of
+/// local ops and the stable frontier (the ops every member has, which compaction may fold).
+///
+/// Feed it the ``SyncAction/recordAcknowledgement(_:from:)`` actions of every session.
+///
+/// ```swift
+/// var book = AcknowledgementBook(local: me, members: [me, hub], hubs: [hub])
+/// book.record(ack, from: hub)
+/// book.level(origin: me, sequence: 12, local: log.versionVector)   // .acknowledged or .stable
+/// let frontier = book.stableFrontier(local: log.versionVector)
+/// ```
+public struct AcknowledgementBook: Sendable, Hashable {
+    /// This replica.
+    public let local: ReplicaID
+    /// The replicas whose acknowledgement stability waits for (this replica included).
+    public private(set) var members: Set<ReplicaID>
+    /// The replicas whose single acknowledgement makes an op acknowledged.
+    public private(set) var hubs: Set<ReplicaID>
+    /// How many peers must acknowledge an op when no hub did.
+    public var peersRequired: Int
+    /// The highest acknowledged version vector of each peer.
+    public private(set) var acknowledged: [ReplicaID: VersionVector] = [:]
+    /// The highest stable frontier a peer announced (a hub knows every member; its leaves do not).
+    public private(set) var announcedStable = VersionVector()
+
+    /// A book for `local` within `members`.
+    ///
+    /// - Parameters:
+    ///   - local: this replica (always a member).
+    ///   - members: every replica of the membership.
+    ///   - hubs: replicas whose acknowledgement alone makes an op acknowledged.
+    ///   - peersRequired: how many peers must acknowledge otherwise (at least 1).
+    public init(local: ReplicaID, members: Set<ReplicaID>, hubs: Set<ReplicaID> = [], peersRequired: Int = 1) {
+        precondition(peersRequired >= 1, "at least one peer must acknowledge")
+        self.local = local
+        self.members = members.union([local])
+        self.hubs = hubs
+        self.peersRequired = peersRequired
+    }
+
+    /// Adds a member (its acknowledgements then hold the stable frontier back until it catches up).
+    public mutating func addMember(_ replica: ReplicaID) { members.insert(replica) }
+
+    /// Removes a member (for example one gone past the retention horizon).
+    public mutating func removeMember(_ replica: ReplicaID) {
+        precondition(replica != local, "the local replica is always a member")
+        members.remove(replica)
+        acknowledged.removeValue(forKey: replica)
+    }
+
+    /// Records an acknowledgement; vectors only grow.
+    public mutating func record(_ acknowledgement: Acknowledgement, from peer: ReplicaID) {
+        acknowledged[peer, default: VersionVector()] = acknowledged[peer, default: VersionVector()]
+            .merged(with: acknowledgement.versionVector)
+        announcedStable = announcedStable.merged(with: acknowledgement.stableFrontier)
+    }
+
+    /// The ops every member has: the pointwise minimum of the members' acknowledged vectors and the
+    /// local one, raised to any frontier a peer announced as stable.
+    public func stableFrontier(local localVector: VersionVector) -> VersionVector {
+        var vectors = [localVector]
+        for member in members where member != local { vectors.append(acknowledged[member] ?? VersionVector()) }
+        let minimum = VersionVector.minimum(vectors)
+        let result = minimum.merged(with: announcedStable)
+        precondition(localVector.covers(minimum), "the stable frontier exceeds the local log")
+        return result
+    }
+
+    /// The peers that acknowledged op `sequence` of `origin`.
+    public func acknowledgers(origin: ReplicaID, sequence: UInt64) -> Set<ReplicaID> {
+        Set(acknowledged.filter { $0.value.contains(origin: origin, sequence: sequence) }.keys)
+    }
+
+    /// How far op `sequence` of `origin` has travelled.
+    public func level(origin: ReplicaID, sequence: UInt64, local localVector: VersionVector) -> AcknowledgementLevel {
+        if stableFrontier(local: localVector).contains(origin: origin, sequence: sequence) { return .stable }
+        let peers = acknowledgers(origin: origin, sequence: sequence).subtracting([local])
+        if !peers.isDisjoint(with: hubs) || peers.count >= peersRequired { return .acknowledged }
+        return .unacknowledged
+    }
+}

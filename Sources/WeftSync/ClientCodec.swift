@@ -1,0 +1,147 @@
+import WeftCore
+
+/// The payload layouts of the client messages (request, reply, event); see `Docs/PROTOCOL.md`.
+enum ClientCodec {
+    enum CommandTag: UInt8 {
+        case get = 1, set, merge, push, increment, watch, unwatch
+    }
+
+    enum ResultTag: UInt8 {
+        case ok = 1, failed
+    }
+
+    // MARK: - Requests
+
+    static func write(_ request: ClientRequest, to writer: inout ByteWriter) {
+        writer.write(varint: request.id)
+        switch request.command {
+        case .get(let path):
+            writer.write(byte: CommandTag.get.rawValue)
+            OpCodec.write(path, to: &writer)
+        case .set(let path, let value):
+            writer.write(byte: CommandTag.set.rawValue)
+            OpCodec.write(path, to: &writer)
+            OpCodec.write(value, to: &writer)
+        case .merge(let path, let children):
+            writer.write(byte: CommandTag.merge.rawValue)
+            OpCodec.write(path, to: &writer)
+            writer.write(varint: UInt64(children.count))
+            for child in children {
+                OpCodec.write(child.relative, to: &writer)
+                OpCodec.write(child.value, to: &writer)
+            }
+        case .push(let path, let value):
+            writer.write(byte: CommandTag.push.rawValue)
+            OpCodec.write(path, to: &writer)
+            OpCodec.write(value, to: &writer)
+        case .increment(let path, let by, let from):
+            writer.write(byte: CommandTag.increment.rawValue)
+            OpCodec.write(path, to: &writer)
+            OpCodec.write(by.value, to: &writer)
+            OpCodec.write(from.value, to: &writer)
+        case .watch(let path):
+            writer.write(byte: CommandTag.watch.rawValue)
+            OpCodec.write(path, to: &writer)
+        case .unwatch(let watchID):
+            writer.write(byte: CommandTag.unwatch.rawValue)
+            writer.write(varint: watchID)
+        }
+    }
+
+    static func readRequest(from reader: inout ByteReader) throws(SyncError) -> ClientRequest {
+        try MessageCodec.decoding("request") {
+            let id = try reader.readVarint()
+            let tagByte = try reader.readByte()
+            guard let tag = CommandTag(rawValue: tagByte) else {
+                throw SyncError(.malformedFrame, "unknown client command \(tagByte)")
+            }
+            return ClientRequest(id: id, command: try readCommand(tag, from: &reader))
+        }
+    }
+
+    static func readCommand(_ tag: CommandTag, from reader: inout ByteReader) throws -> ClientCommand {
+        if tag == .unwatch { return .unwatch(watchID: try reader.readVarint()) }
+        let path = try OpCodec.readPath(from: &reader)
+        switch tag {
+        case .get: return .get(path)
+        case .set: return .set(path, try OpCodec.readValue(from: &reader, depth: path.depth))
+        case .merge: return .merge(path, try readChildren(below: path, from: &reader))
+        case .push:
+            guard path.depth < CoreLimits.pathDepthMax else {
+                throw SyncError(.malformedFrame, "a push at depth \(path.depth) would exceed the depth limit")
+            }
+            return .push(path, try OpCodec.readValue(from: &reader, depth: path.depth + 1))
+        case .increment:
+            return .increment(path, by: try readNumber(from: &reader), from: try readNumber(from: &reader))
+        case .watch: return .watch(path)
+        case .unwatch: preconditionFailure("unwatch is decoded above")
+        }
+    }
+
+    static func readChildren(below path: Path, from reader: inout ByteReader) throws -> [MergeChild] {
+        let count = try reader.readCount(max: CoreLimits.batchPartsMax, minimumBytes: 2)
+        var children: [MergeChild] = []
+        children.reserveCapacity(count)
+        for _ in 0..<count {
+            let relative = try OpCodec.readPath(from: &reader)
+            guard path.depth + relative.depth <= CoreLimits.pathDepthMax else {
+                throw SyncError(.malformedFrame, "a merge child path is too deep")
+            }
+            let value = try OpCodec.readValue(from: &reader, depth: path.depth + relative.depth)
+            children.append(MergeChild(relative: relative, value: value))
+        }
+        return try MergeChild.validated(children)
+    }
+
+    static func readNumber(from reader: inout ByteReader) throws -> Number {
+        guard let number = Number(try OpCodec.readValue(from: &reader, depth: 0)) else {
+            throw SyncError(.malformedFrame, "an increment expects a number")
+        }
+        return number
+    }
+
+    // MARK: - Replies and events
+
+    static func write(_ reply: ClientReply, to writer: inout ByteWriter) {
+        writer.write(varint: reply.id)
+        switch reply.result {
+        case .ok(let value):
+            writer.write(byte: ResultTag.ok.rawValue)
+            OpCodec.write(value, to: &writer)
+        case .failed(let error):
+            writer.write(byte: ResultTag.failed.rawValue)
+            MessageCodec.write(code: error.code, to: &writer)
+            writer.write(string: MessageCodec.truncated(error.message, bytesMax: SyncLimits.errorMessageBytesMax))
+        }
+    }
+
+    static func readReply(from reader: inout ByteReader) throws(SyncError) -> ClientReply {
+        try MessageCodec.decoding("reply") {
+            let id = try reader.readVarint()
+            let tagByte = try reader.readByte()
+            switch ResultTag(rawValue: tagByte) {
+            case .ok: return ClientReply(id: id, result: .ok(try OpCodec.readValue(from: &reader, depth: 0)))
+            case .failed:
+                let code = try MessageCodec.readCode(from: &reader)
+                let message = try reader.readString(max: SyncLimits.errorMessageBytesMax)
+                return ClientReply(id: id, result: .failed(SyncError(code, message, raisedByPeer: true)))
+            case nil: throw SyncError(.malformedFrame, "unknown reply result \(tagByte)")
+            }
+        }
+    }
+
+    static func write(_ event: ClientEvent, to writer: inout ByteWriter) {
+        writer.write(varint: event.watchID)
+        OpCodec.write(event.path, to: &writer)
+        OpCodec.write(event.value, to: &writer)
+    }
+
+    static func readEvent(from reader: inout ByteReader) throws(SyncError) -> ClientEvent {
+        try MessageCodec.decoding("event") {
+            let watchID = try reader.readVarint()
+            let path = try OpCodec.readPath(from: &reader)
+            return ClientEvent(
+                watchID: watchID, path: path, value: try OpCodec.readValue(from: &reader, depth: path.depth))
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import WeftCore
+
+/// A request from a client to a daemon, answered by exactly one ``ClientReply`` with the same id.
+///
+/// ```swift
+/// let request = ClientRequest(id: 1, command: .set(try Path("/users/alice"), .string("Alice")))
+/// ```
+public struct ClientRequest: Sendable, Hashable {
+    /// Chosen by the client, echoed in the reply; a watch keeps its request's id as its watch id.
+    public var id: UInt64
+    /// What the client asks.
+    public var command: ClientCommand
+
+    /// A request from its id and command.
+    public init(id: UInt64, command: ClientCommand) {
+        self.id = id
+        self.command = command
+    }
+}
+
+/// The commands a client can send. Writes become ops stamped by the daemon.
+public enum ClientCommand: Sendable, Hashable {
+    /// Read the value at a path. Replied with `.ok(value)`.
+    case get(Path)
+    /// Replace the subtree at a path (null deletes). Replied with `.ok(.null)` once merged.
+    case set(Path, Value)
+    /// Set the listed children, keeping the others. Replied with `.ok(.null)`.
+    case merge(Path, [MergeChild])
+    /// Add a child under a new push id. Replied with `.ok(.string(key))`, the new child's key.
+    case push(Path, Value)
+    /// Add `by` to a number (a null node counts as `from`). Replied with `.ok(.null)`.
+    case increment(Path, by: Number, from: Number)
+    /// Send a ``ClientEvent`` with the current value now and on every change. Replied with `.ok(.null)`.
+    case watch(Path)
+    /// Stop the watch opened by request `watchID`. Replied with `.ok(.null)`.
+    case unwatch(watchID: UInt64)
+}
+
+/// The daemon's answer to one ``ClientRequest``.
+public struct ClientReply: Sendable, Hashable {
+    /// The id of the request answered.
+    public var id: UInt64
+    /// The outcome.
+    public var result: ClientResult
+
+    /// A reply from the id of the request it answers and its outcome.
+    public init(id: UInt64, result: ClientResult) {
+        self.id = id
+        self.result = result
+    }
+}
+
+/// The outcome of a client request.
+public enum ClientResult: Sendable, Hashable {
+    /// Done; the value depends on the command (see ``ClientCommand``).
+    case ok(Value)
+    /// Refused or failed; the error's code is usually ``SyncErrorCode/requestFailed``.
+    case failed(SyncError)
+}
+
+/// A change under a watched path: the whole new value at the path (null when it vanished).
+public struct ClientEvent: Sendable, Hashable {
+    /// The id of the watch request.
+    public var watchID: UInt64
+    /// The watched path.
+    public var path: Path
+    /// The value now at the path.
+    public var value: Value
+
+    /// An event from its watch id, the watched path and the value now there.
+    public init(watchID: UInt64, path: Path, value: Value) {
+        self.watchID = watchID
+        self.path = path
+        self.value = value
+    }
+}

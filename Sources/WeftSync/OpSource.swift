@@ -1,0 +1,55 @@
+import WeftCore
+
+/// What a session needs from the local op log. The merge engine, the stores and the simulator's
+/// replicas conform; the session only reads through it, during the event call it is passed to.
+///
+/// ```swift
+/// struct Log: OpSource {
+///     var versionVector: VersionVector { engine.versionVector }
+///     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> [Op] {
+///         engine.ops(from: origin, after: sequence, limit: limit)
+///     }
+/// }
+/// ```
+///
+/// A source that compacts its log must implement ``compactionFrontier`` and ``snapshot()``
+/// together; the defaults describe a log that never compacts.
+public protocol OpSource {
+    /// Every op the log holds or has folded, per origin, gap-free.
+    var versionVector: VersionVector { get }
+
+    /// The ops folded into the base state and no longer served one by one. A peer missing any of
+    /// them receives a snapshot. Defaults to the empty vector.
+    var compactionFrontier: VersionVector { get }
+
+    /// The stable frontier this replica knows (ops every member has), sent in acks so that leaves
+    /// of a star learn it from their hub. Defaults to the empty vector (unknown).
+    var stableFrontier: VersionVector { get }
+
+    /// Ops of `origin` whose sequences follow `sequence`, in sequence order and without gaps.
+    ///
+    /// - Parameters:
+    ///   - origin: the replica that made the ops.
+    ///   - sequence: the last sequence the peer has; it is never below ``compactionFrontier``.
+    ///   - limit: most ops to return (at least 1).
+    ///   - bytesMax: a hint: the source may stop once the ops' encoded size reaches it.
+    /// - Returns: up to `limit` ops, starting at `sequence + 1`; fewer (or none) only past the end of
+    ///   the log.
+    /// - Throws: any error of the storage; the session closes with ``SyncErrorCode/localFailure``.
+    func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> [Op]
+
+    /// The base state at ``compactionFrontier`` (its `frontier` must equal it).
+    /// - Throws: any error of the storage; the session closes with ``SyncErrorCode/localFailure``.
+    func snapshot() throws -> SyncSnapshot
+}
+
+extension OpSource {
+    /// Nothing compacted: the empty vector.
+    public var compactionFrontier: VersionVector { VersionVector() }
+
+    /// Unknown: the empty vector.
+    public var stableFrontier: VersionVector { VersionVector() }
+
+    /// The empty state at the (empty) compaction frontier.
+    public func snapshot() throws -> SyncSnapshot { SyncSnapshot(value: .null, frontier: compactionFrontier) }
+}

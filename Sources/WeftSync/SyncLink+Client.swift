@@ -1,0 +1,103 @@
+import WeftCore
+
+// MARK: - Client conversation
+
+// A daemon's session with a client relays requests to the owner and the owner's replies and events
+// back; a client's session sends requests and delivers replies and events. Requests in flight and
+// watches are counted against SyncLimits on both ends.
+extension SyncLink {
+    /// Daemon side: a request from the client.
+    mutating func receiveRequest(_ request: ClientRequest, outbox: inout Outbox) throws(SyncError) {
+        guard servesClient else {
+            throw SyncError(.unexpectedMessage, "a request message is only expected from a client")
+        }
+        guard client.pendingRequests.count < SyncLimits.clientRequestsPendingMax else {
+            throw SyncError(
+                .limitExceeded, "more than \(SyncLimits.clientRequestsPendingMax) requests are waiting for replies")
+        }
+        guard !client.pendingRequests.contains(request.id) else {
+            throw SyncError(.protocolViolation, "request id \(request.id) is already waiting for a reply")
+        }
+        if let denied = deniedAccess(request.command) {
+            let error = SyncError(
+                .permissionDenied, "no \(denied.access == .read ? "read" : "write") access to \(denied.path)")
+            outbox.send(.reply(ClientReply(id: request.id, result: .failed(error))))
+            return
+        }
+        switch request.command {
+        case .watch:
+            guard client.watches.count < SyncLimits.clientWatchesMax else {
+                throw SyncError(.limitExceeded, "more than \(SyncLimits.clientWatchesMax) watches are open")
+            }
+            client.watches.insert(request.id)
+        case .unwatch(let watchID):
+            client.watches.remove(watchID)
+        case .get, .set, .merge, .push, .increment:
+            break
+        }
+        client.pendingRequests.insert(request.id)
+        outbox.append(.handleRequest(request))
+    }
+
+    /// The access a command needs and lacks, with the path where it lacks it; nil when allowed.
+    func deniedAccess(_ command: ClientCommand) -> (access: Grant, path: Path)? {
+        let needs: [(Grant, Path)]
+        switch command {
+        case .get(let path), .watch(let path): needs = [(.read, path)]
+        case .set(let path, _), .push(let path, _), .increment(let path, _, _): needs = [(.write, path)]
+        case .merge(let path, let children):
+            needs = children.compactMap { child in (try? path.appending(child.relative)).map { (.write, $0) } }
+        case .unwatch: needs = []
+        }
+        for (access, path) in needs where !permissions.allows(access, subtree: path) { return (access, path) }
+        return nil
+    }
+
+    /// Daemon side: the owner answers a request.
+    mutating func sendReply(_ reply: ClientReply, outbox: inout Outbox) {
+        precondition(servesClient, "replies go to clients only")
+        precondition(
+            client.pendingRequests.remove(reply.id) != nil, "reply to request \(reply.id), which is not pending")
+        if case .failed = reply.result { client.watches.remove(reply.id) }
+        outbox.send(.reply(reply))
+    }
+
+    /// Daemon side: a watched value changed; dropped when the watch was closed meanwhile.
+    mutating func sendEvent(_ event: ClientEvent, outbox: inout Outbox) {
+        precondition(servesClient, "events go to clients only")
+        guard client.watches.contains(event.watchID) else { return }
+        outbox.send(.event(event))
+    }
+
+    /// Client side: sends a request.
+    mutating func sendRequest(_ request: ClientRequest, outbox: inout Outbox) throws(SyncError) {
+        precondition(!servesClient && !replicates, "requests go from a client to a daemon")
+        guard client.pendingRequests.count < SyncLimits.clientRequestsPendingMax else {
+            throw SyncError(
+                .limitExceeded, "more than \(SyncLimits.clientRequestsPendingMax) requests are waiting for replies")
+        }
+        guard client.pendingRequests.insert(request.id).inserted else {
+            throw SyncError(.requestFailed, "request id \(request.id) is already waiting for a reply")
+        }
+        outbox.send(.request(request))
+    }
+
+    /// Client side: the daemon answered.
+    mutating func receiveReply(_ reply: ClientReply, outbox: inout Outbox) throws(SyncError) {
+        guard !servesClient, !replicates else {
+            throw SyncError(.unexpectedMessage, "a reply message is only expected by a client")
+        }
+        guard client.pendingRequests.remove(reply.id) != nil else {
+            throw SyncError(.protocolViolation, "a reply to request \(reply.id), which is not pending")
+        }
+        outbox.append(.deliverReply(reply))
+    }
+
+    /// Client side: a watched value changed.
+    mutating func receiveEvent(_ event: ClientEvent, outbox: inout Outbox) throws(SyncError) {
+        guard !servesClient, !replicates else {
+            throw SyncError(.unexpectedMessage, "an event message is only expected by a client")
+        }
+        outbox.append(.deliverEvent(event))
+    }
+}

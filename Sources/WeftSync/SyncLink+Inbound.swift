@@ -1,0 +1,83 @@
+import WeftCore
+
+// MARK: - Inbound
+
+// What this side receives: op batches (checked for gaps and against the advertised window, then
+// handed to the owner), and snapshots (assembled, checked against their digest, then handed over).
+extension SyncLink {
+    mutating func receiveOps(
+        _ ops: [Op], frameBytes: Int, source: some OpSource, outbox: inout Outbox
+    ) throws(SyncError) {
+        try requireReplication(.ops)
+        guard inbound.snapshot == nil else {
+            throw SyncError(.protocolViolation, "ops arrived in the middle of a snapshot")
+        }
+        guard inbound.ledger.bytes < settings.receiveWindowBytes, inbound.ledger.frameCount < settings.windowFramesMax
+        else {
+            throw SyncError(
+                .limitExceeded,
+                "the peer sent beyond the window of \(settings.receiveWindowBytes) bytes and \(settings.windowFramesMax) frames"
+            )
+        }
+        let local = source.versionVector
+        var highest: [ReplicaID: UInt64] = [:]
+        var fresh: [Op] = []
+        fresh.reserveCapacity(ops.count)
+        if !writesEverywhere {
+            for op in ops {
+                for anchor in op.anchors where !permissions.allows(.write, subtree: anchor) {
+                    throw SyncError(
+                        .permissionDenied, "the peer may not write \(anchor) (op \(op.sequence) of \(op.origin))")
+                }
+            }
+        }
+        for op in ops {
+            let origin = op.origin
+            let bound = inbound.bound[origin]
+            guard op.sequence <= bound + 1 else {
+                throw SyncError(
+                    .protocolViolation, "op \(op.sequence) of \(origin) arrived after a gap: the last one was \(bound)")
+            }
+            inbound.bound.advance(origin: origin, to: op.sequence)
+            // The peer sends only ops of its gap-free log: it holds every op of the origin up to this one.
+            outbound.cursor.advance(origin: origin, to: op.sequence)
+            highest[origin] = max(highest[origin] ?? 0, op.sequence)
+            if op.sequence > local[origin] { fresh.append(op) }
+        }
+        let marks = highest.map { WindowLedger.Mark(origin: $0.key, sequence: $0.value) }
+        inbound.ledger.add(.ops(marks), bytes: frameBytes)
+        if !fresh.isEmpty { outbox.append(.applyOps(fresh, from: peer.replica)) }
+    }
+
+    mutating func receiveSnapshotBegin(_ begin: SnapshotBegin) throws(SyncError) {
+        try requireReplication(.snapshotBegin)
+        guard inbound.snapshot == nil else {
+            throw SyncError(.protocolViolation, "a snapshot began inside another snapshot")
+        }
+        inbound.snapshot = try SnapshotAssembler(begin)
+    }
+
+    /// Adds a chunk and acknowledges it at once: chunks only wait in memory, bounded by the snapshot limits.
+    mutating func receiveSnapshotChunk(_ entries: [SnapshotEntry], outbox: inout Outbox) throws(SyncError) {
+        try requireReplication(.snapshotChunk)
+        guard var assembler = inbound.snapshot else {
+            throw SyncError(.protocolViolation, "a snapshot chunk arrived outside a snapshot")
+        }
+        inbound.snapshot = nil
+        try assembler.add(entries)
+        inbound.snapshot = assembler
+        inbound.snapshotChunksReceived += 1
+        outbox.send(.snapshotAck(chunkCount: inbound.snapshotChunksReceived))
+    }
+
+    mutating func receiveSnapshotEnd(_ digest: StateDigest, outbox: inout Outbox) throws(SyncError) {
+        try requireReplication(.snapshotEnd)
+        guard let assembler = inbound.snapshot else {
+            throw SyncError(.protocolViolation, "a snapshot end arrived outside a snapshot")
+        }
+        inbound.snapshot = nil
+        let snapshot = try assembler.finish(digest: digest)
+        inbound.bound = inbound.bound.merged(with: snapshot.frontier)
+        outbox.append(.installSnapshot(snapshot, from: peer.replica))
+    }
+}

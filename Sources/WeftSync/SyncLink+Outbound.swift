@@ -1,0 +1,165 @@
+import WeftCore
+
+// MARK: - Outbound
+
+// What this side sends: ops the peer lacks, per origin in sequence order, in batches bounded by
+// count and bytes, while fewer than the window's bytes and frames are unacknowledged. A peer whose
+// cursor is below the compaction frontier first gets a snapshot, in chunks under the same window.
+extension SyncLink {
+    var hasRoom: Bool {
+        outbound.ledger.bytes < settings.sendWindowBytes && outbound.ledger.frameCount < settings.windowFramesMax
+    }
+
+    /// Sends snapshot chunks and op batches until the window is full or the peer has everything.
+    mutating func fill(source: some OpSource, outbox: inout Outbox) throws(SyncError) {
+        while true {
+            if outbound.snapshot != nil {
+                sendSnapshotChunks(outbox: &outbox)
+                if outbound.snapshot != nil { return }
+            }
+            let compaction = source.compactionFrontier
+            if !outbound.cursor.covers(compaction) {
+                try startSnapshot(source: source, compaction: compaction, outbox: &outbox)
+                continue
+            }
+            try sendBatches(source: source, outbox: &outbox)
+            return
+        }
+    }
+
+    mutating func sendBatches(source: some OpSource, outbox: inout Outbox) throws(SyncError) {
+        let local = source.versionVector
+        var origins = local.entries.compactMap { $0.value > outbound.cursor[$0.key] ? $0.key : nil }.sorted()
+        while hasRoom, let first = origins.first {
+            let budget = min(settings.batchBytesMax, settings.sendWindowBytes - outbound.ledger.bytes)
+            precondition(budget > 0, "a batch starts only while the window has room")
+            var builder = FrameBuilder(.ops, capacity: min(budget, 64 * 1024))
+            var marks: [WindowLedger.Mark] = []
+            var count = 0
+            var origin = first
+            while count < settings.batchOpsMax, builder.payloadCount < budget {
+                let last = try appendOps(
+                    of: origin, through: local[origin], source: source, builder: &builder, count: &count, budget: budget
+                )
+                marks.append(WindowLedger.Mark(origin: origin, sequence: last))
+                guard outbound.cursor[origin] >= local[origin] else { break }
+                origins.removeFirst()
+                guard let next = origins.first else { break }
+                origin = next
+            }
+            precondition(count > 0, "a batch carries at least one op")
+            let frame = builder.finish()
+            outbox.send(frame)
+            outbound.ledger.add(.ops(marks), bytes: frame.count)
+        }
+    }
+
+    /// Appends ops of `origin` after the cursor, up to `last`, until the batch is full; returns the
+    /// last sequence appended.
+    mutating func appendOps(
+        of origin: ReplicaID, through last: UInt64, source: some OpSource, builder: inout FrameBuilder,
+        count: inout Int, budget: Int
+    ) throws(SyncError) -> UInt64 {
+        let after = outbound.cursor[origin]
+        precondition(after < last, "no op of \(origin) to send")
+        let limit = min(settings.batchOpsMax - count, Int(clamping: last - after))
+        let ops: [Op]
+        do {
+            ops = try source.ops(from: origin, after: after, limit: limit, bytesMax: budget - builder.payloadCount)
+        } catch {
+            throw SyncError(.localFailure, "reading ops of \(origin) after \(after) failed: \(error)")
+        }
+        guard !ops.isEmpty else {
+            throw SyncError(
+                .localFailure, "the log covers ops of \(origin) up to \(last) but returned none after \(after)")
+        }
+        var expected = after + 1
+        for op in ops {
+            guard count < settings.batchOpsMax, builder.payloadCount < budget, expected <= last else { break }
+            guard op.origin == origin, op.sequence == expected else {
+                throw SyncError(
+                    .localFailure, "the log returned op \(op.origin):\(op.sequence) where \(origin):\(expected) was due"
+                )
+            }
+            OpCodec.write(op, to: &builder.writer)
+            count += 1
+            expected += 1
+        }
+        outbound.cursor.advance(origin: origin, to: expected - 1)
+        // The peer's cursor follows what it receives: it may next send ops of this origin after these.
+        inbound.bound.advance(origin: origin, to: expected - 1)
+        precondition(expected - 1 > after, "at least one op was appended")
+        return expected - 1
+    }
+
+    // MARK: - Snapshots
+
+    mutating func startSnapshot(
+        source: some OpSource, compaction: VersionVector, outbox: inout Outbox
+    ) throws(SyncError) {
+        let snapshot: SyncSnapshot
+        do {
+            snapshot = try source.snapshot()
+        } catch {
+            throw SyncError(.localFailure, "reading the snapshot failed: \(error)")
+        }
+        guard snapshot.frontier.covers(compaction) else {
+            throw SyncError(.localFailure, "the snapshot's frontier is below the compaction frontier")
+        }
+        let entries = SnapshotChunker.entries(of: snapshot.value, entryBytesMax: settings.snapshotChunkBytes)
+        let entryBytes = entries.map(SnapshotChunker.byteCount(of:))
+        let byteCount = entryBytes.reduce(UInt64(0)) { $0 + UInt64($1) }
+        outbox.send(
+            .snapshotBegin(
+                SnapshotBegin(frontier: snapshot.frontier, entryCount: UInt64(entries.count), byteCount: byteCount)))
+        outbound.snapshot = SnapshotSending(
+            frontier: snapshot.frontier, digest: StateDigest(of: snapshot.value), entries: entries,
+            entryBytes: entryBytes)
+    }
+
+    /// Sends chunks while the window has room, then the end once every entry went out.
+    mutating func sendSnapshotChunks(outbox: inout Outbox) {
+        guard var sending = outbound.snapshot else { preconditionFailure("no snapshot to send") }
+        outbound.snapshot = nil
+        while hasRoom, sending.nextEntry < sending.entries.count {
+            let start = sending.nextEntry
+            var end = start
+            var size = 0
+            while end < sending.entries.count, size < settings.snapshotChunkBytes {
+                size += sending.entryBytes[end]
+                end += 1
+            }
+            let frame = MessageCodec.encode(.snapshotChunk(Array(sending.entries[start..<end])))
+            outbox.send(frame)
+            outbound.ledger.add(.snapshotChunk(outbound.snapshotChunksSent), bytes: frame.count)
+            outbound.snapshotChunksSent += 1
+            sending.nextEntry = end
+        }
+        if sending.nextEntry == sending.entries.count {
+            outbox.send(.snapshotEnd(sending.digest))
+            outbound.cursor = outbound.cursor.merged(with: sending.frontier)
+        } else {
+            outbound.snapshot = sending
+        }
+    }
+
+    // MARK: - Acknowledgements received
+
+    mutating func receiveAcknowledgement(_ acknowledgement: Acknowledgement, outbox: inout Outbox) throws(SyncError) {
+        try requireReplication(.ack)
+        outbound.acknowledged = outbound.acknowledged.merged(with: acknowledgement.versionVector)
+        outbound.cursor = outbound.cursor.merged(with: acknowledgement.versionVector)
+        outbound.ledger.release(coveredBy: acknowledgement.versionVector)
+        outbox.append(.recordAcknowledgement(acknowledgement, from: peer.replica))
+    }
+
+    mutating func receiveSnapshotAcknowledgement(_ chunkCount: UInt64) throws(SyncError) {
+        try requireReplication(.snapshotAck)
+        guard chunkCount <= outbound.snapshotChunksSent else {
+            throw SyncError(
+                .protocolViolation,
+                "the peer acknowledged \(chunkCount) snapshot chunks but \(outbound.snapshotChunksSent) were sent")
+        }
+        outbound.ledger.release(snapshotChunksBelow: chunkCount)
+    }
+}

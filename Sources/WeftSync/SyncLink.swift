@@ -1,0 +1,162 @@
+import WeftCore
+
+/// The ready state of a session: what flows each way once both sides are authenticated.
+///
+/// Outbound, a cursor per origin marks the last op sent (or known held by the peer); ops after it
+/// go out in batches while the window has room. Inbound, a bound per origin marks the last op the
+/// peer may continue from: the peer's own cursor is built from this side's hello, acks and ops,
+/// plus what the peer sent, so the bound follows all four, and an op beyond it is a gap.
+struct SyncLink: Sendable {
+    /// The peer's hello.
+    let peer: Hello
+    /// True when ops flow (neither side is a client).
+    let replicates: Bool
+    /// True when this side sends ops: the peer replicates and may read the whole tree.
+    let sendsOps: Bool
+    /// What the peer may read and write.
+    let permissions: PathPermissions
+    /// True when the peer may write anywhere (its ops need no check one by one).
+    let writesEverywhere: Bool
+    /// True when the peer is a client of this daemon.
+    let servesClient: Bool
+    let settings: Settings
+    var outbound: Outbound
+    var inbound: Inbound
+    var client = ClientLedger()
+
+    struct Settings: Sendable {
+        let batchOpsMax: Int
+        let batchBytesMax: Int
+        /// The smaller of this side's window and the one the peer advertised.
+        let sendWindowBytes: Int
+        /// The window this side advertised.
+        let receiveWindowBytes: Int
+        let windowFramesMax: Int
+        let snapshotChunkBytes: Int
+    }
+
+    struct Outbound: Sendable {
+        /// Per origin, the last op sent or known held by the peer.
+        var cursor: VersionVector
+        /// The peer's hello vector raised by each of its acks.
+        var acknowledged: VersionVector
+        var ledger = WindowLedger()
+        /// The snapshot being sent, if any.
+        var snapshot: SnapshotSending?
+        /// Snapshot chunks sent in this session (their indices continue across snapshots).
+        var snapshotChunksSent: UInt64 = 0
+    }
+
+    struct Inbound: Sendable {
+        /// Per origin, the last op the peer may continue from.
+        var bound: VersionVector
+        var ledger = WindowLedger()
+        /// The vectors of the last ack sent.
+        var acknowledged: VersionVector
+        var stableAnnounced = VersionVector()
+        /// The snapshot being received, if any.
+        var snapshot: SnapshotAssembler?
+        /// Snapshot chunks received in this session.
+        var snapshotChunksReceived: UInt64 = 0
+    }
+
+    struct SnapshotSending: Sendable {
+        let frontier: VersionVector
+        let digest: StateDigest
+        let entries: [SnapshotEntry]
+        let entryBytes: [Int]
+        var nextEntry = 0
+    }
+
+    /// Requests in flight and watches of a client conversation (either end).
+    struct ClientLedger: Sendable {
+        var pendingRequests: Set<UInt64> = []
+        var watches: Set<UInt64> = []
+    }
+
+    init(
+        peer: Hello, permissions: PathPermissions, configuration: SyncConfiguration, sentVersionVector: VersionVector
+    ) {
+        self.peer = peer
+        self.permissions = permissions
+        replicates = peer.role != .client && configuration.role != .client
+        sendsOps = replicates && permissions.allowsEverywhere(.read)
+        writesEverywhere = permissions.allowsEverywhere(.write)
+        servesClient = peer.role == .client
+        settings = Settings(
+            batchOpsMax: configuration.batchOpsMax, batchBytesMax: configuration.batchBytesMax,
+            sendWindowBytes: Int(min(UInt64(configuration.windowBytes), peer.windowBytes)),
+            receiveWindowBytes: configuration.windowBytes, windowFramesMax: configuration.windowFramesMax,
+            snapshotChunkBytes: configuration.snapshotChunkBytes)
+        outbound = Outbound(cursor: peer.versionVector, acknowledged: peer.versionVector)
+        inbound = Inbound(bound: sentVersionVector, acknowledged: sentVersionVector)
+        precondition(settings.sendWindowBytes >= SyncLimits.windowBytesMin, "the send window is below the minimum")
+    }
+
+    /// Handles one message received while ready (error frames are handled by the session).
+    mutating func handle(
+        _ message: Message, frameBytes: Int, source: some OpSource, outbox: inout Outbox
+    ) throws(SyncError) {
+        switch message {
+        case .ops(let ops): try receiveOps(ops, frameBytes: frameBytes, source: source, outbox: &outbox)
+        case .ack(let acknowledgement): try receiveAcknowledgement(acknowledgement, outbox: &outbox)
+        case .snapshotBegin(let begin): try receiveSnapshotBegin(begin)
+        case .snapshotChunk(let entries): try receiveSnapshotChunk(entries, outbox: &outbox)
+        case .snapshotEnd(let digest): try receiveSnapshotEnd(digest, outbox: &outbox)
+        case .snapshotAck(let chunkCount): try receiveSnapshotAcknowledgement(chunkCount)
+        case .ping(let number): outbox.send(.pong(number))
+        case .pong: break
+        case .request(let request): try receiveRequest(request, outbox: &outbox)
+        case .reply(let reply): try receiveReply(reply, outbox: &outbox)
+        case .event(let event): try receiveEvent(event, outbox: &outbox)
+        case .hello, .authResponse, .welcome:
+            throw SyncError(.unexpectedMessage, "a \(message.type) message is not expected once the session is ready")
+        case .error: preconditionFailure("error frames are handled by the session")
+        }
+    }
+
+    /// After events: acks what the local log now covers, then sends what the window allows.
+    mutating func pump(source: some OpSource, outbox: inout Outbox) throws(SyncError) {
+        guard replicates else { return }
+        let local = source.versionVector
+        if inbound.ledger.hasOps(coveredBy: local) {
+            sendAcknowledgement(local, stable: source.stableFrontier, outbox: &outbox)
+        }
+        if sendsOps { try fill(source: source, outbox: &outbox) }
+    }
+
+    /// On keep-alive ticks: acks when the log or the stable frontier moved since the last ack, so
+    /// the peer's view of this replica (and its stable frontier) stays fresh.
+    mutating func refreshAcknowledgement(source: some OpSource, outbox: inout Outbox) {
+        guard replicates else { return }
+        let local = source.versionVector
+        let stable = source.stableFrontier
+        if local != inbound.acknowledged || stable != inbound.stableAnnounced {
+            sendAcknowledgement(local, stable: stable, outbox: &outbox)
+        }
+    }
+
+    mutating func sendAcknowledgement(_ local: VersionVector, stable: VersionVector, outbox: inout Outbox) {
+        outbox.send(.ack(Acknowledgement(versionVector: local, stableFrontier: stable)))
+        inbound.ledger.release(coveredBy: local)
+        inbound.bound = inbound.bound.merged(with: local)
+        inbound.acknowledged = local
+        inbound.stableAnnounced = stable
+    }
+
+    /// Ops this replica holds that the peer has not acknowledged.
+    func opsBehind(source: some OpSource) -> UInt64 {
+        guard sendsOps else { return 0 }
+        var total: UInt64 = 0
+        for (origin, sequence) in source.versionVector.entries where sequence > outbound.acknowledged[origin] {
+            total += sequence - outbound.acknowledged[origin]
+        }
+        return total
+    }
+
+    func requireReplication(_ message: MessageType) throws(SyncError) {
+        guard replicates else {
+            throw SyncError(.unexpectedMessage, "a \(message) message is not expected in a client session")
+        }
+    }
+}

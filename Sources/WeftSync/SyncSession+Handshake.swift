@@ -1,0 +1,118 @@
+import WeftCore
+
+// MARK: - Handshake
+
+// The initiator sends its hello; the acceptor answers with its own (the challenge: its nonce). The
+// initiator proves it holds the shared token with an HMAC over both nonces and both ids; the
+// acceptor checks it and answers with a welcome carrying its own proof, which the initiator checks.
+extension SyncSession {
+    func makeHello(nonce: AuthNonce, versionVector: VersionVector) -> Hello {
+        Hello(
+            replica: configuration.replica, role: configuration.role, name: configuration.name, nonce: nonce,
+            versionVector: versionVector, windowBytes: UInt64(configuration.windowBytes))
+    }
+
+    mutating func receiveHello(
+        _ peer: Hello, handshake: Handshake, source: some OpSource, outbox: inout Outbox, now: UInt64
+    ) throws(SyncError) {
+        try checkPeer(peer, side: handshake.side)
+        guard let credential = configuration.tokens.credential(name: peer.name, replica: peer.replica) else {
+            throw authenticationFailed(peer)
+        }
+        var handshake = handshake
+        switch handshake.side {
+        case .acceptor:
+            // A client holds no replica: it needs no vector (which could be large).
+            let versionVector = peer.role == .client ? VersionVector() : source.versionVector
+            outbox.send(.hello(makeHello(nonce: handshake.nonce, versionVector: versionVector)))
+            handshake.sentVersionVector = versionVector
+            state = .awaitingProof(handshake, peer: peer, credential: credential)
+        case .initiator:
+            let proof = Authenticator.proof(
+                token: credential.token, prover: .initiator, initiator: (configuration.replica, handshake.nonce),
+                acceptor: (peer.replica, peer.nonce))
+            outbox.send(.authResponse(proof))
+            state = .awaitingWelcome(handshake, peer: peer, credential: credential)
+        }
+        report(phase: .handshaking, opsBehind: 0, error: nil, outbox: &outbox)
+    }
+
+    mutating func receiveProof(
+        _ proof: AuthProof, handshake: Handshake, peer: Hello, credential: PeerCredential, source: some OpSource,
+        outbox: inout Outbox, now: UInt64
+    ) throws(SyncError) {
+        precondition(handshake.side == .acceptor, "only an acceptor waits for a proof")
+        let initiator = (peer.replica, peer.nonce)
+        let acceptor = (configuration.replica, handshake.nonce)
+        guard
+            Authenticator.verify(
+                proof, token: credential.token, prover: .initiator, initiator: initiator, acceptor: acceptor)
+        else { throw authenticationFailed(peer) }
+        let ownProof = Authenticator.proof(
+            token: credential.token, prover: .acceptor, initiator: initiator, acceptor: acceptor)
+        outbox.send(.welcome(ownProof))
+        try becomeReady(
+            peer: peer, permissions: credential.permissions, handshake: handshake, source: source, outbox: &outbox,
+            now: now)
+    }
+
+    mutating func receiveWelcome(
+        _ proof: AuthProof, handshake: Handshake, peer: Hello, credential: PeerCredential, source: some OpSource,
+        outbox: inout Outbox, now: UInt64
+    ) throws(SyncError) {
+        precondition(handshake.side == .initiator, "only an initiator waits for a welcome")
+        guard
+            Authenticator.verify(
+                proof, token: credential.token, prover: .acceptor, initiator: (configuration.replica, handshake.nonce),
+                acceptor: (peer.replica, peer.nonce))
+        else { throw authenticationFailed(peer) }
+        try becomeReady(
+            peer: peer, permissions: credential.permissions, handshake: handshake, source: source, outbox: &outbox,
+            now: now)
+    }
+
+    /// Both sides are authenticated: set up the link, start the timers, send what the peer lacks.
+    mutating func becomeReady(
+        peer: Hello, permissions: PathPermissions, handshake: Handshake, source: some OpSource, outbox: inout Outbox,
+        now: UInt64
+    ) throws(SyncError) {
+        guard let sentVersionVector = handshake.sentVersionVector else {
+            preconditionFailure("ready before this side sent its hello")
+        }
+        decoder.frameBytesMax = SyncLimits.frameBytesMax
+        let link = SyncLink(
+            peer: peer, permissions: permissions, configuration: configuration, sentVersionVector: sentVersionVector)
+        state = .ready(link)
+        lastReceivedAt = now
+        outbox.append(.scheduleTimer(.idle, afterMilliseconds: configuration.idleTimeoutMilliseconds))
+        outbox.append(.scheduleTimer(.keepAlive, afterMilliseconds: configuration.pingIntervalMilliseconds))
+        if link.replicates {
+            // The hello's vector is what the peer holds: its first acknowledgement.
+            outbox.append(
+                .recordAcknowledgement(Acknowledgement(versionVector: peer.versionVector), from: peer.replica))
+        }
+        report(phase: .connected, opsBehind: link.opsBehind(source: source), error: nil, outbox: &outbox)
+        try withLink { link throws(SyncError) in try link.pump(source: source, outbox: &outbox) }
+    }
+
+    /// Refuses a peer that uses this replica's id, or whose role cannot talk to this one.
+    func checkPeer(_ peer: Hello, side: SyncSide) throws(SyncError) {
+        guard peer.replica != configuration.replica else {
+            throw SyncError(
+                .duplicateReplica,
+                "the peer uses this replica's own id \(peer.replica): a copied database or a connection to itself; "
+                    + "give the copy a new replica id")
+        }
+        guard !(peer.role == .client && configuration.role == .client) else {
+            throw SyncError(.roleMismatch, "two clients cannot talk to each other")
+        }
+        guard !(peer.role == .client && side == .initiator) else {
+            throw SyncError(.roleMismatch, "a client does not accept connections")
+        }
+    }
+
+    func authenticationFailed(_ peer: Hello) -> SyncError {
+        let who = peer.name.isEmpty ? "replica \(peer.replica)" : "\"\(peer.name)\""
+        return SyncError(.authenticationFailed, "authentication failed for \(who)")
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// One figure printed by `weft bench`: a value with its unit, and where it has one, the baseline measured
+/// in the same run and the ratio of the value to it.
+struct Measurement: Codable, Sendable {
+    var suite: String
+    var name: String
+    var value: Double
+    var unit: String
+    var baseline: Double?
+    var ratio: Double?
+
+    init(suite: String, name: String, value: Double, unit: String, baseline: Double? = nil) {
+        self.suite = suite
+        self.name = name
+        self.value = value
+        self.unit = unit
+        self.baseline = baseline
+        self.ratio = baseline.flatMap { $0 == 0 ? nil : value / $0 }
+    }
+}
+
+/// Prints measurements as a readable table or as one JSON array.
+enum MeasurementPrinter {
+    static func table(_ measurements: [Measurement]) -> String {
+        let header = ["suite", "name", "value", "unit", "baseline", "ratio"]
+        let rows = measurements.map { m in
+            [
+                m.suite, m.name, format(m.value), m.unit, m.baseline.map(format) ?? "",
+                m.ratio.map { String(format: "%.2f×", $0) } ?? "",
+            ]
+        }
+        let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                let pad = String(repeating: " ", count: widths[index] - cell.count)
+                return index >= 2 && index != 3 ? pad + cell : cell + pad
+            }.joined(separator: "  ")
+        }
+        let rule = widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")
+        return ([line(header), rule] + rows.map(line)).joined(separator: "\n")
+    }
+
+    static func json(_ measurements: [Measurement]) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return String(decoding: try encoder.encode(measurements), as: UTF8.self)
+    }
+
+    static func format(_ value: Double) -> String {
+        if value >= 100 { return String(format: "%.0f", value) }
+        if value >= 1 { return String(format: "%.2f", value) }
+        return String(format: "%.4f", value)
+    }
+}
+
+/// Progress lines for long benchmark steps, on standard error so `--json` output stays clean.
+struct BenchProgress: Sendable {
+    let quiet: Bool
+
+    func step(_ text: String) {
+        guard !quiet else { return }
+        FileHandle.standardError.write(Data("[bench] \(text)\n".utf8))
+    }
+}
+
+/// Seconds taken by `body`.
+func measureSeconds(_ body: () throws -> Void) rethrows -> Double {
+    let clock = ContinuousClock()
+    let elapsed = try clock.measure(body)
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}

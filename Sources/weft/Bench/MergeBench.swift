@@ -1,0 +1,62 @@
+import WeftCore
+
+/// `weft bench merge`: remote ops applied to the merge engine in memory, shuffled, in batches, against
+/// the reference fold of the same ops in the same run.
+enum MergeBench {
+    struct Options {
+        var ops = 1_000_000
+        var batch = 1_000
+        var replicas = 8
+        var seed: UInt64 = 1
+    }
+
+    /// The workload shape of the benchmark: a large path space with a hot tail, all op kinds.
+    static var shape: Workload.Shape {
+        var shape = Workload.Shape()
+        shape.items = 20_000
+        shape.counters = 200
+        shape.accounts = 16
+        shape.hotShare = 0.1
+        return shape
+    }
+
+    static func run(_ options: Options, progress: BenchProgress) -> [Measurement] {
+        progress.step("generating \(options.ops) ops from \(options.replicas) replicas (seed \(options.seed))")
+        var workload = Workload(seed: options.seed, replicas: options.replicas, shape: shape)
+        var ops = (0..<options.ops).map { _ in workload.next() }
+        var rng = SeededGenerator(seed: options.seed ^ 0x5EED)
+        rng.shuffle(&ops)
+
+        progress.step("reference fold (baseline)")
+        var foldDigest = StateDigest(of: .null)
+        let foldSeconds = measureSeconds {
+            foldDigest = StateDigest(of: ReferenceFold.fold(ops, registry: Workload.registry).state)
+        }
+
+        progress.step("merge engine, batches of \(options.batch)")
+        let engine = MergeEngine(registry: Workload.registry, capturesChanges: true)
+        var applied = 0
+        let engineSeconds = measureSeconds {
+            var start = 0
+            while start < ops.count {
+                let end = min(start + options.batch, ops.count)
+                engine.apply(Array(ops[start..<end]))
+                start = end
+                applied = end
+                if applied % (options.ops / 10 == 0 ? 1 : options.ops / 10) == 0 {
+                    progress.step("  \(applied)/\(ops.count) ops")
+                }
+            }
+        }
+        let matches = engine.digest == foldDigest
+        progress.step("digest \(engine.digest) \(matches ? "equals" : "DIFFERS FROM") the reference fold's")
+        let count = Double(ops.count)
+        return [
+            Measurement(
+                suite: "merge", name: "engine ops/s (shuffled, batched)", value: count / engineSeconds, unit: "ops/s",
+                baseline: count / foldSeconds),
+            Measurement(suite: "merge", name: "reference fold ops/s", value: count / foldSeconds, unit: "ops/s"),
+            Measurement(suite: "merge", name: "digest equals reference fold", value: matches ? 1 : 0, unit: "bool"),
+        ]
+    }
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The `weft` command: the daemon, client commands and benchmarks.
+@main
+struct WeftCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "weft",
+        abstract: "Weft: an offline-first replication engine for JSON trees.",
+        subcommands: [BenchCommand.self]
+    )
+}

@@ -1,2 +1,0 @@
-import WeftCore
-print("weft")

@@ -1,0 +1,89 @@
+import Testing
+
+@testable import WeftCore
+
+/// The per-node summaries of the path index that the fold's transaction rule (and the merge engine) read.
+@Suite struct PathIndexSummaryTests {
+    let alice = ReplicaID(rawValue: 0xA)!
+    let bob = ReplicaID(rawValue: 0xB)!
+
+    func op(_ origin: ReplicaID, at millis: UInt64, sequence: UInt64, _ path: String, _ kind: OpKind) throws -> Op {
+        Op(
+            stamp: Stamp(millis: millis, counter: 0, replica: origin), sequence: sequence, path: try Path(path),
+            kind: kind)
+    }
+
+    func stamp(_ millis: UInt64, _ origin: ReplicaID) -> Stamp { Stamp(millis: millis, counter: 0, replica: origin) }
+
+    @Test func ownStampsStayAscendingWhateverTheInsertionOrder() throws {
+        let index = PathIndex()
+        for millis: UInt64 in [5, 1, 9, 3, 7] {
+            index.insert(try op(alice, at: millis, sequence: millis, "/a", .set(.int(1))))
+        }
+        let node = try #require(index.node(at: ["a"]))
+        #expect(node.own.map(\.millis) == [1, 3, 5, 7, 9])
+        #expect(node.ownMax == stamp(9, alice))
+        #expect(node.ownFirst(after: stamp(3, alice)) == stamp(5, alice))
+        #expect(node.ownFirst(after: stamp(0, alice)) == stamp(1, alice))
+        #expect(node.ownFirst(after: stamp(9, alice)) == nil)
+    }
+
+    @Test func summariesRiseAlongThePathOfEachAnchor() throws {
+        let index = PathIndex()
+        index.insert(try op(alice, at: 1, sequence: 1, "/a/b", .set(.int(1))))
+        index.insert(try op(bob, at: 2, sequence: 4, "/a", .increment(by: .int(1), from: .int(0))))
+        let root = index.root
+        let a = try #require(index.node(at: ["a"]))
+        let b = try #require(index.node(at: ["a", "b"]))
+        #expect(root.subtreeMax == stamp(2, bob))
+        #expect(root.descendantMax == stamp(2, bob))
+        #expect(a.subtreeMax == stamp(2, bob))
+        #expect(a.descendantMax == stamp(1, alice))
+        #expect(a.ownNonIncrementMax == nil)
+        #expect(b.ownNonIncrementMax == stamp(1, alice))
+        #expect(a.subtreeTransactionMax == nil)
+        #expect(b.subtreeTransactionMax == nil)
+        index.insert(try op(bob, at: 3, sequence: 5, "/a/b", .transaction(read: VersionVector(), result: .int(2))))
+        #expect(a.subtreeTransactionMax == stamp(3, bob))
+        #expect(b.subtreeTransactionMax == stamp(3, bob))
+        #expect(a.incrementMagnitude == 1)
+        #expect(index.node(at: ["zz"]) == nil)
+    }
+
+    @Test func scalarsAreMarkedWhereAWriteMayLeaveOne() throws {
+        let index = PathIndex()
+        index.insert(try op(alice, at: 1, sequence: 1, "/u", .set(try Value(json: #"{"name":"a","p":{"x":1}}"#))))
+        index.insert(try op(alice, at: 2, sequence: 2, "/n", .increment(by: .int(1), from: .int(0))))
+        #expect(index.node(at: ["u", "name"])?.mayBeScalar == true)
+        #expect(index.node(at: ["u", "p", "x"])?.mayBeScalar == true)
+        #expect(index.node(at: ["u", "p"])?.mayBeScalar == false)
+        #expect(index.node(at: ["u"])?.mayBeScalar == false)
+        #expect(index.node(at: ["n"])?.mayBeScalar == true)
+    }
+
+    @Test func coverageLooksAtAncestorsSelfAndDescendantsButNotSiblings() throws {
+        let index = PathIndex()
+        index.insert(try op(bob, at: 1, sequence: 1, "/t/x/deep", .set(.int(1))))
+        index.insert(try op(bob, at: 2, sequence: 2, "/sibling", .set(.int(1))))
+        index.insert(try op(alice, at: 3, sequence: 1, "/", .merge([])))
+        let t = try Path("/t")
+        #expect(!index.isCovered(path: t, by: VersionVector([alice: 1])))
+        #expect(!index.isCovered(path: t, by: VersionVector([bob: 1])))
+        #expect(index.isCovered(path: t, by: VersionVector([alice: 1, bob: 1])))
+        #expect(index.isCovered(path: try Path("/t/y"), by: VersionVector([alice: 1])))
+        #expect(!index.isCovered(path: try Path("/sibling"), by: VersionVector([alice: 1, bob: 1])))
+    }
+
+    @Test func callsAreCountedAndRemovalTakesStampsOut() throws {
+        let index = PathIndex()
+        let call = try op(alice, at: 1, sequence: 1, "/c", .call(FunctionCall(name: "f", version: 1, arguments: .null)))
+        let set = try op(alice, at: 2, sequence: 2, "/c", .set(.int(1)))
+        index.insert(call)
+        index.insert(set)
+        let node = try #require(index.node(at: ["c"]))
+        #expect(node.callCount == 1)
+        index.remove(call)
+        #expect(node.callCount == 0)
+        #expect(node.own == [set.stamp])
+    }
+}

@@ -1,0 +1,65 @@
+import Testing
+import WeftCore
+@testable import WeftSync
+
+@Suite struct AcknowledgementBookFrontierTests {
+    let me = Harness.replica(0)
+    let hub = Harness.replica(1)
+    let peerA = Harness.replica(2)
+    let peerB = Harness.replica(3)
+
+    func ack(_ entries: [ReplicaID: UInt64], stable: [ReplicaID: UInt64] = [:]) -> Acknowledgement {
+        Acknowledgement(versionVector: VersionVector(entries), stableFrontier: VersionVector(stable))
+    }
+
+    @Test func theStableFrontierIsTheMinimumOverEveryMember() {
+        var book = AcknowledgementBook(local: me, members: [me, peerA, peerB])
+        let local = VersionVector([me: 10, peerA: 4])
+        book.record(ack([me: 7, peerA: 4]), from: peerA)
+        book.record(ack([me: 5, peerA: 9]), from: peerB)
+        #expect(book.stableFrontier(local: local) == VersionVector([me: 5, peerA: 4]))
+    }
+
+    @Test func aMemberThatNeverAcknowledgedHoldsTheFrontierBack() {
+        var book = AcknowledgementBook(local: me, members: [me, peerA, peerB])
+        book.record(ack([me: 7]), from: peerA)
+        #expect(book.stableFrontier(local: VersionVector([me: 10])) == VersionVector())
+        book.removeMember(peerB)
+        #expect(book.stableFrontier(local: VersionVector([me: 10])) == VersionVector([me: 7]))
+    }
+
+    @Test func acknowledgementsOnlyGrow() {
+        var book = AcknowledgementBook(local: me, members: [me, peerA])
+        book.record(ack([me: 7]), from: peerA)
+        book.record(ack([me: 3]), from: peerA)
+        #expect(book.acknowledged[peerA] == VersionVector([me: 7]))
+    }
+
+    @Test func aHubsAcknowledgementAloneMakesAnOpAcknowledged() {
+        var book = AcknowledgementBook(local: me, members: [me, hub, peerA], hubs: [hub])
+        let local = VersionVector([me: 10])
+        #expect(book.level(origin: me, sequence: 3, local: local) == .unacknowledged)
+        book.record(ack([me: 5]), from: hub)
+        #expect(book.level(origin: me, sequence: 3, local: local) == .acknowledged)
+        #expect(book.level(origin: me, sequence: 6, local: local) == .unacknowledged)
+        book.record(ack([me: 4]), from: peerA)
+        #expect(book.level(origin: me, sequence: 3, local: local) == .stable)
+    }
+
+    @Test func withoutAHubTheRequiredNumberOfPeersMustAcknowledge() {
+        var book = AcknowledgementBook(local: me, members: [me, peerA, peerB, hub], peersRequired: 2)
+        let local = VersionVector([me: 10])
+        book.record(ack([me: 5]), from: peerA)
+        #expect(book.level(origin: me, sequence: 5, local: local) == .unacknowledged)
+        book.record(ack([me: 5]), from: peerB)
+        #expect(book.level(origin: me, sequence: 5, local: local) == .acknowledged)
+        #expect(book.acknowledgers(origin: me, sequence: 5) == [peerA, peerB])
+    }
+
+    @Test func aLeafLearnsTheStableFrontierFromItsHub() {
+        var book = AcknowledgementBook(local: me, members: [me, hub, peerA], hubs: [hub])
+        book.record(ack([me: 8, peerA: 3], stable: [me: 6, peerA: 2]), from: hub)
+        #expect(book.stableFrontier(local: VersionVector([me: 8, peerA: 3])) == VersionVector([me: 6, peerA: 2]))
+        #expect(book.level(origin: peerA, sequence: 2, local: VersionVector([me: 8, peerA: 3])) == .stable)
+    }
+}

@@ -1,0 +1,111 @@
+import Testing
+import WeftCore
+@testable import WeftSync
+
+@Suite struct PathPermissionsAccessTests {
+    func path(_ text: String) -> Path { try! Path(text) }
+
+    var permissions: PathPermissions {
+        PathPermissions([
+            .root: .read, path("/users/alice"): .readWrite, path("/secrets"): [], path("/users/alice/locked"): .read,
+        ])
+    }
+
+    @Test func theLongestPrefixDecides() {
+        #expect(permissions.grant(at: path("/anything/deep")) == .read)
+        #expect(permissions.grant(at: path("/users/alice/score")) == .readWrite)
+        #expect(permissions.grant(at: path("/users/alice/locked/x")) == .read)
+        #expect(permissions.grant(at: path("/secrets/key")) == [])
+        #expect(PathPermissions().grant(at: .root) == [])
+    }
+
+    @Test func aSubtreeNeedsTheGrantEverywhereInside() {
+        #expect(permissions.allows(.write, subtree: path("/users/alice/score")))
+        #expect(!permissions.allows(.write, subtree: path("/users/alice")), "a read-only branch lies inside")
+        #expect(!permissions.allows(.read, subtree: .root), "a hidden branch lies inside")
+        #expect(permissions.allows(.read, subtree: path("/users")))
+        #expect(!permissions.allows(.readWrite, subtree: path("/users/bob")))
+    }
+
+    @Test func allAndReadOnlyCoverTheWholeTree() {
+        #expect(PathPermissions.all.allowsEverywhere(.readWrite))
+        #expect(PathPermissions.readOnly.allowsEverywhere(.read))
+        #expect(!PathPermissions.readOnly.allowsEverywhere(.write))
+    }
+}
+
+@Suite struct SyncSessionPermissionTests {
+    /// Node 0 (a client named "alice", or a peer) connects to node 1, which grants `permissions`.
+    func connect(role: SyncRole, permissions: PathPermissions, prepare: (inout Harness) -> Void = { _ in }) -> Harness {
+        var harness = Harness(nodeCount: 2)
+        prepare(&harness)
+        harness.connect(0, 1) { configuration, side in
+            if side == .acceptor {
+                configuration.tokens.set(
+                    Harness.token(0, 1), for: Harness.replica(0).description, permissions: permissions)
+            } else {
+                configuration.role = role
+            }
+        }
+        harness.run()
+        return harness
+    }
+
+    @Test func aClientRequestOutsideItsPermissionsIsRefusedWithoutReachingTheOwner() {
+        let permissions = PathPermissions([.root: .read, try! Path("/users/alice"): .readWrite])
+        var harness = connect(role: .client, permissions: permissions)
+        let requests = [
+            ClientRequest(id: 1, command: .set(try! Path("/users/bob"), .int(1))),
+            ClientRequest(id: 2, command: .set(try! Path("/users/alice/score"), .int(1))),
+            ClientRequest(id: 3, command: .get(try! Path("/users/bob"))),
+            ClientRequest(
+                id: 4,
+                command: .merge(
+                    try! Path("/users"),
+                    [
+                        MergeChild(relative: try! Path("alice/x"), value: .int(1)),
+                        MergeChild(relative: try! Path("bob"), value: .int(2)),
+                    ])),
+        ]
+        for request in requests {
+            harness.perform(try! harness.endpoints[0].session.onClientRequest(request, now: harness.now), at: 0)
+        }
+        harness.run()
+        #expect(harness.endpoints[1].requests.map(\.id) == [2, 3])
+        let refused = harness.endpoints[0].replies
+        #expect(refused.map(\.id) == [1, 4])
+        #expect(
+            refused.first?.result
+                == .failed(SyncError(.permissionDenied, "no write access to /users/bob", raisedByPeer: true)))
+        #expect(harness.endpoints[1].session.phase == .connected)
+    }
+
+    @Test func aPeerWithoutWritePermissionCannotSendOps() {
+        let harness = connect(role: .peer, permissions: .readOnly) { harness in
+            harness.write(node: 0, .set(.int(1)), at: "/a")
+        }
+        #expect(harness.endpoints[1].session.closeError?.code == .permissionDenied)
+        #expect(harness.logs[1].versionVector == VersionVector())
+    }
+
+    @Test func aPeerWithoutReadPermissionOverTheWholeTreeIsSentNoOps() {
+        let permissions = PathPermissions([.root: .write])
+        let harness = connect(role: .peer, permissions: permissions) { harness in
+            harness.write(node: 1, .set(.int(1)), at: "/a")
+            harness.write(node: 0, .set(.int(2)), at: "/b")
+        }
+        #expect(harness.opsSent(by: 1).isEmpty)
+        #expect(harness.logs[1].versionVector[Harness.replica(0)] == 1)
+        #expect(harness.endpoints.allSatisfy { $0.session.phase == .connected })
+    }
+
+    @Test func aPeerMayWriteWhereItsGrantAllows() {
+        let permissions = PathPermissions([.root: .read, try! Path("/shared"): .readWrite])
+        let harness = connect(role: .peer, permissions: permissions) { harness in
+            harness.write(node: 0, .set(.int(2)), at: "/shared/x")
+            harness.write(node: 0, .increment(by: .int(1), from: .int(0)), at: "/shared/n")
+        }
+        #expect(harness.logs[1].versionVector[Harness.replica(0)] == 2)
+        #expect(harness.endpoints[1].session.phase == .connected)
+    }
+}
