@@ -12,6 +12,8 @@ protocol BaseOverlayHost {
     func treeSubtree(at path: Path) throws(Failure) -> Value
     /// The override at `path` or at one of its ancestors.
     func override(covering path: Path) throws(Failure) -> BaseOverride?
+    /// The proper ancestor of `path` that holds a scalar in the tree, if any (there is at most one).
+    func scalarAncestor(of path: Path) throws(Failure) -> Path?
     /// The overrides strictly below `path`.
     func overrides(below path: Path) throws(Failure) -> [BaseOverride]
     /// Stores `value` as the override at `path`, replacing one already there.
@@ -38,12 +40,15 @@ enum BaseOverlay {
         return value
     }
 
-    /// Records the current base at `path` as an override unless one already covers it.
+    /// Records the current base of the region a write at `path` can change, unless an override already
+    /// covers it. The region is the subtree at `path`, or at the scalar above it when there is one: a
+    /// write below a scalar replaces that scalar.
     static func preserve<Host: BaseOverlayHost>(_ host: inout Host, at path: Path) throws(Host.Failure) {
-        if try host.hasOverrides(), try host.override(covering: path) != nil { return }
-        let base = try read(host, at: path)
-        try host.deleteOverrides(atOrBelow: path)
-        try host.putOverride(base, at: path)
+        let region = try host.scalarAncestor(of: path) ?? path
+        if try host.hasOverrides(), try host.override(covering: region) != nil { return }
+        let base = try read(host, at: region)
+        try host.deleteOverrides(atOrBelow: region)
+        try host.putOverride(base, at: region)
     }
 
     /// Applies one base write.

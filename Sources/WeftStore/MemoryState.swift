@@ -218,6 +218,20 @@ extension MemoryState: BaseOverlayHost {
         return nil
     }
 
+    func scalarAncestor(of path: Path) -> Path? {
+        var node = tree
+        for (depth, key) in path.keys.enumerated() {
+            guard case .object(let children) = node else {
+                if node.isNull { return nil }
+                var ancestor = path
+                for _ in depth..<path.depth { ancestor = ancestor.parent ?? .root }
+                return ancestor
+            }
+            node = children[key] ?? .null
+        }
+        return nil
+    }
+
     func overrides(below path: Path) -> [BaseOverride] {
         overrides.compactMap { entry in
             entry.key != path && path.isAncestorOrSelf(of: entry.key)

@@ -147,6 +147,19 @@ extension SQLiteTree: BaseOverlayHost {
         return nil
     }
 
+    func scalarAncestor(of path: Path) throws -> Path? {
+        for (depth, text) in TreeRows.ancestorTexts(path).enumerated() {
+            selectNode.bind(1, text)
+            var found = false
+            try selectNode.forEachRow { found = true }
+            guard found else { continue }
+            var ancestor = path
+            for _ in depth..<path.depth { ancestor = ancestor.parent ?? .root }
+            return ancestor
+        }
+        return nil
+    }
+
     func overrides(below path: Path) throws -> [BaseOverride] {
         let bounds = TreeRows.bounds(path)
         let rows = try overrides(lower: bounds.lower, upper: bounds.upper)

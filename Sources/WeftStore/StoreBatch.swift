@@ -56,7 +56,8 @@ public struct StoreBatch: Sendable, Hashable {
     }
 
     /// Paths whose base must be saved before this commit changes the tree under them: one per subtree
-    /// that an op above the frontier is about to change. A path already covered by an override is skipped.
+    /// that an op above the frontier is about to change. The store saves the subtree at the path, or at
+    /// the scalar above it that a write there would replace; a region an override covers is skipped.
     public var basePreserves: [Path] = []
     /// New ops. Each must be above the stored frontier (``StoreError/opBelowFrontier(stamp:frontier:)``).
     public var ops: [OpRecord] = []

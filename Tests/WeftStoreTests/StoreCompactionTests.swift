@@ -68,6 +68,18 @@ import WeftCore
     }
 
     @Test(arguments: StoreKind.allCases)
+    func preservingBelowAScalarSavesTheScalarThatTheWriteReplaces(kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        try fixture.store.commit(Sample.treeBatch([("/a", .double(53.125)), ("/b", .int(1))]))
+        var batch = Sample.treeBatch([("/a/x/y", .string("new"))])
+        batch.basePreserves = [Sample.path("/a/x/y")]
+        try fixture.store.commit(batch)
+        #expect(try fixture.store.readTree() == Sample.json(#"{"a":{"x":{"y":"new"}},"b":1}"#))
+        #expect(try fixture.store.baseOverrides() == [BaseOverride(path: Sample.path("/a"), value: .double(53.125))])
+        #expect(try fixture.store.readBase(at: .root) == Sample.json(#"{"a":53.125,"b":1}"#))
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func baseWritesSetMergeIntoCoveringOverridesAndReleaseBackToTheTree(kind: StoreKind) throws {
         let fixture = try StoreFixture(kind)
         try fixture.store.commit(Sample.treeBatch([("/a", Sample.json(#"{"b":1,"c":2}"#))]))
