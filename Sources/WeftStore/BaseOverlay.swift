@@ -33,8 +33,17 @@ enum BaseOverlay {
         if let cover = try host.override(covering: path) {
             return cover.value.value(at: path.keys[cover.path.depth...])
         }
+        return try readUncovered(host, at: path)
+    }
+
+    /// The base's subtree at `path`, which no override covers: the tree with the overrides below applied.
+    private static func readUncovered<Host: BaseOverlayHost>(
+        _ host: Host, at path: Path, below: [BaseOverride]? = nil
+    ) throws(Host.Failure) -> Value {
         var value = try host.treeSubtree(at: path)
-        for override in try host.overrides(below: path) {
+        let overrides: [BaseOverride]
+        if let below { overrides = below } else { overrides = try host.overrides(below: path) }
+        for override in overrides {
             value.write(override.value, at: override.path.keys[path.depth...])
         }
         return value
@@ -45,9 +54,14 @@ enum BaseOverlay {
     /// write below a scalar replaces that scalar.
     static func preserve<Host: BaseOverlayHost>(_ host: inout Host, at path: Path) throws(Host.Failure) {
         let region = try host.scalarAncestor(of: path) ?? path
-        if try host.hasOverrides(), try host.override(covering: region) != nil { return }
-        let base = try read(host, at: region)
-        try host.deleteOverrides(atOrBelow: region)
+        guard try host.hasOverrides() else {
+            try host.putOverride(try host.treeSubtree(at: region), at: region)
+            return
+        }
+        if try host.override(covering: region) != nil { return }
+        let below = try host.overrides(below: region)
+        let base = try readUncovered(host, at: region, below: below)
+        if !below.isEmpty { try host.deleteOverrides(atOrBelow: region) }
         try host.putOverride(base, at: region)
     }
 

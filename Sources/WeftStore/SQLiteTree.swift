@@ -18,6 +18,34 @@ final class SQLiteTree {
     /// same parents deletes each parent's (scalar) row once, not once per leaf. Deleting rows keeps it
     /// true; inserting a row removes that row's text from it.
     private var rowless = Set<String>()
+    /// Path texts known, within this access, to have no override. Putting an override removes its text.
+    private var overrideless = Set<String>()
+    /// Whether any override exists, when known within this access.
+    private var overridesExist: Bool?
+    /// Statements on `base_override`, prepared on first use (most accesses never touch overrides).
+    private var overrideStatements: [OverrideStatement: SQLiteStatement] = [:]
+
+    private enum OverrideStatement: CaseIterable {
+        case any, upsert, deleteOne, deleteRange, selectOne, selectRange
+
+        var sql: String {
+            switch self {
+            case .any: return SQLiteSchema.anyOverride
+            case .upsert: return SQLiteSchema.upsertOverride
+            case .deleteOne: return SQLiteSchema.deleteOverride
+            case .deleteRange: return SQLiteSchema.deleteOverrideRange
+            case .selectOne: return SQLiteSchema.selectOverride
+            case .selectRange: return SQLiteSchema.selectOverrideRange
+            }
+        }
+    }
+
+    private func statement(_ which: OverrideStatement) throws -> SQLiteStatement {
+        if let statement = overrideStatements[which] { return statement }
+        let statement = try SQLiteStatement(db, which.sql)
+        overrideStatements[which] = statement
+        return statement
+    }
 
     init(_ db: Database, location: String) throws {
         self.db = db
@@ -100,7 +128,7 @@ final class SQLiteTree {
 
     /// The override rows of the range `[lower, upper)`, decoded.
     func overrides(lower: String, upper: String) throws -> [BaseOverride] {
-        let range = try SQLiteStatement(db, SQLiteSchema.selectOverrideRange)
+        let range = try statement(.selectRange)
         range.bind(1, lower)
         range.bind(2, upper)
         var result: [BaseOverride] = []
@@ -110,10 +138,12 @@ final class SQLiteTree {
 
     /// The override stored exactly at `text`, if any.
     func override(at text: String) throws -> BaseOverride? {
-        let one = try SQLiteStatement(db, SQLiteSchema.selectOverride)
+        guard !overrideless.contains(text) else { return nil }
+        let one = try statement(.selectOne)
         one.bind(1, text)
         var result: BaseOverride?
         try one.forEachRow { result = try override(text: one.text(0), encoded: one.blob(1)) }
+        if result == nil { overrideless.insert(text) }
         return result
     }
 
@@ -134,25 +164,30 @@ extension SQLiteTree: BaseOverlayHost {
     typealias Failure = any Error
 
     func hasOverrides() throws -> Bool {
-        try SQLiteStatement(db, SQLiteSchema.anyOverride).scalarInt() != 0
+        if let overridesExist { return overridesExist }
+        let exist = try statement(.any).scalarInt() != 0
+        overridesExist = exist
+        return exist
     }
 
     func treeSubtree(at path: Path) throws -> Value { try read(at: path) }
 
     func override(covering path: Path) throws -> BaseOverride? {
-        if let found = try override(at: TreeRows.text(path)) { return found }
-        for text in TreeRows.ancestorTexts(path).reversed() {
+        for text in TreeRows.chainTexts(path).reversed() {
             if let found = try override(at: text) { return found }
         }
         return nil
     }
 
     func scalarAncestor(of path: Path) throws -> Path? {
-        for (depth, text) in TreeRows.ancestorTexts(path).enumerated() {
+        for (depth, text) in TreeRows.ancestorTexts(path).enumerated() where !rowless.contains(text) {
             selectNode.bind(1, text)
             var found = false
             try selectNode.forEachRow { found = true }
-            guard found else { continue }
+            guard found else {
+                rowless.insert(text)
+                continue
+            }
             var ancestor = path
             for _ in depth..<path.depth { ancestor = ancestor.parent ?? .root }
             return ancestor
@@ -167,22 +202,26 @@ extension SQLiteTree: BaseOverlayHost {
     }
 
     func putOverride(_ value: Value, at path: Path) throws {
-        let upsert = try SQLiteStatement(db, SQLiteSchema.upsertOverride)
-        upsert.bind(1, TreeRows.text(path))
+        let text = TreeRows.text(path)
+        let upsert = try statement(.upsert)
+        upsert.bind(1, text)
         upsert.bind(2, OpCodec.encode(value))
         try upsert.run()
+        overrideless.remove(text)
+        overridesExist = true
     }
 
     func deleteOverrides(atOrBelow path: Path) throws {
         let bounds = TreeRows.bounds(path)
         if let exact = bounds.exact {
-            let one = try SQLiteStatement(db, SQLiteSchema.deleteOverride)
+            let one = try statement(.deleteOne)
             one.bind(1, exact)
             try one.run()
         }
-        let range = try SQLiteStatement(db, SQLiteSchema.deleteOverrideRange)
+        let range = try statement(.deleteRange)
         range.bind(1, bounds.lower)
         range.bind(2, bounds.upper)
         try range.run()
+        overridesExist = nil
     }
 }
