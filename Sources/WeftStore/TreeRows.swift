@@ -25,7 +25,8 @@ enum TreeRows {
         return chain
     }
 
-    /// The text keys of the ancestors of `path` and of `path` itself, root first: `/`, `/a`, `/a/b`.
+    /// The text keys of the ancestors of `path` and of `path` itself, root first: `/`, `/a`, `/a/b` for
+    /// `/a/b`.
     static func chainTexts(_ path: Path) -> [String] {
         var result = ["/"]
         result.reserveCapacity(path.depth + 1)
