@@ -108,7 +108,10 @@ let package = Package(
         ),
         .testTarget(
             name: "WeftTests",
-            dependencies: ["Weft", "WeftCore", "WeftStore"],
+            dependencies: [
+                "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -184,9 +184,12 @@ extension SyncDriver {
 
     private func closeTransport(_ channel: _SyncChannel, error: SyncError?) {
         if let error {
-            let message = error.raisedByPeer ? "sync session closed by peer" : "sync session closed"
-            logger.warning(
-                "\(message)", metadata: ["peer": "\(channel.status.address)", "code": "\(error.code)", "error": "\(error)"])
+            let message: Logger.Message = error.raisedByPeer ? "sync session closed by peer" : "sync session closed"
+            let metadata: Logger.Metadata = [
+                "peer": "\(channel.status.address)", "code": "\(error.code)", "error": "\(error)",
+            ]
+            // A shutdown is the expected end of a session, not a fault.
+            logger.log(level: error.code == .shutdown ? .info : .warning, message, metadata: metadata)
             channel.status.lastError = "\(error)"
         }
         channel.status.isConnected = false
