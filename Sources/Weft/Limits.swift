@@ -13,6 +13,9 @@ public enum SyncShellLimits {
     /// Most frame bytes a channel holds while its connection pushes back: a full window of ops and one
     /// largest control frame. Beyond it the session closes with `limitExceeded`.
     public static let queuedBytesMax = SyncLimits.windowBytesMax + SyncLimits.frameBytesMax
+    /// Most changed paths remembered between two passes over client watches; beyond it every watch is
+    /// re-read on the next pass.
+    public static let watchPathsPendingMax = 4_096
     /// Most outbound peers one driver dials.
     public static let outboundPeersMax = 256
 }

@@ -74,6 +74,7 @@ extension SyncDriver {
         }
         channel.tearDown()
         channels[ObjectIdentifier(channel)] = nil
+        clientService?.channelClosed(ObjectIdentifier(channel))
         if let outbound = channel.outbound {
             var status = channel.status
             status.isConnected = false
@@ -121,14 +122,29 @@ extension SyncDriver {
             case .reportStatus(let status):
                 record(status, on: channel)
             case .handleRequest(let request):
-                let error = SyncError(.requestFailed, "this replica serves no client requests")
-                perform(channel.session.onClientReply(ClientReply(id: request.id, result: .failed(error)), now: now), on: channel)
+                answer(request, on: channel)
             case .deliverReply, .deliverEvent:
                 // Only a client-role session produces these; a driver's sessions are peers or hubs.
                 preconditionFailure("a \(configuration.role) session delivered a client message")
             case .close(let error):
                 closeTransport(channel, error: error)
             }
+        }
+    }
+
+    private func answer(_ request: ClientRequest, on channel: _SyncChannel) {
+        guard let clientService else {
+            let error = SyncError(.requestFailed, "this replica serves no client requests")
+            return perform(
+                channel.session.onClientReply(ClientReply(id: request.id, result: .failed(error)), now: now), on: channel)
+        }
+        let key = ObjectIdentifier(channel)
+        let result = clientService.handle(request, channel: key)
+        perform(channel.session.onClientReply(ClientReply(id: request.id, result: result), now: now), on: channel)
+        if case .watch = request.command, case .ok = result,
+            let event = clientService.firstEvent(watchID: request.id, channel: key)
+        {
+            perform(channel.session.onClientEvent(event, now: now), on: channel)
         }
     }
 

@@ -27,6 +27,8 @@ public final class SyncDriver: @unchecked Sendable {
     let target: any SyncTarget
     let configuration: SyncConfiguration
     let logger: Logger
+    /// Serves daemon clients, when the driver was given a replica to serve them from.
+    let clientService: _SyncClientService?
     private let clockOrigin = ContinuousClock.now
 
     // Loop-confined state.
@@ -46,11 +48,13 @@ public final class SyncDriver: @unchecked Sendable {
     /// - Parameters:
     ///   - target: the local replica.
     ///   - configuration: who this replica is, its tokens and pacing; the role must be `.peer` or `.hub`.
+    ///   - clients: the replica to serve client requests from (`weft get`, `weft set`…); nil refuses them.
     ///   - logger: where connections, handshakes and errors are logged.
     /// - Throws: `WeftError` with code `sync` for an invalid configuration or when the loop cannot start.
-    init(target: any SyncTarget, configuration: SyncConfiguration, logger: Logger = Logger(label: "weft.sync"))
-        throws(WeftError)
-    {
+    init(
+        target: any SyncTarget, configuration: SyncConfiguration, clients: (any ReplicaBackend)? = nil,
+        logger: Logger = Logger(label: "weft.sync")
+    ) throws(WeftError) {
         guard configuration.role != .client else {
             throw WeftError(.sync, "a sync driver replicates: its role must be peer or hub, not client")
         }
@@ -67,7 +71,13 @@ public final class SyncDriver: @unchecked Sendable {
         self.target = target
         self.configuration = configuration
         self.logger = logger
+        clientService = clients.map { _SyncClientService(backend: $0) }
         target.addOpsAppendedListener { [weak self] in self?.requestPump() }
+        if let clients, let clientService {
+            clientService.listenerToken = clients.addChangeListener { [weak self] batch in
+                self?.clientValuesChanged(batch)
+            }
+        }
     }
 
     deinit {
@@ -200,6 +210,7 @@ public final class SyncDriver: @unchecked Sendable {
         }
         listener?.close()
         listener = nil
+        clientService?.listenerToken?.cancel()
         logger.info("sync driver stopped")
         publishStatus()
     }
@@ -236,6 +247,24 @@ public final class SyncDriver: @unchecked Sendable {
         } catch {
             sharedLock.withLock { pumpScheduled = false }
             logger.debug("sync pump not scheduled", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The replica's state changed: schedules one pass over the client watches.
+    private func clientValuesChanged(_ batch: ChangeBatch) {
+        guard let clientService, clientService.noteChanges(batch) else { return }
+        do {
+            try loop.execute { [weak self] in self?.sendWatchEvents() }
+        } catch {
+            logger.debug("sync watch pass not scheduled", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func sendWatchEvents() {
+        guard let clientService else { return }
+        for (key, event) in clientService.takeEvents() {
+            guard let channel = channels[key], !channel.isClosed else { continue }
+            perform(channel.session.onClientEvent(event, now: now), on: channel)
         }
     }
 
