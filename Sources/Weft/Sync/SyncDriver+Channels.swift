@@ -204,8 +204,9 @@ extension SyncDriver {
             let metadata: Logger.Metadata = [
                 "peer": "\(channel.status.address)", "code": "\(error.code)", "error": "\(error)",
             ]
-            // A shutdown is the expected end of a session, not a fault.
-            logger.log(level: error.code == .shutdown ? .info : .warning, message, metadata: metadata)
+            // A shutdown, or a peer hanging up (its side logs why), is an expected end, not a fault here.
+            let expected = error.code == .shutdown || error.code == .connectionLost
+            logger.log(level: expected ? .info : .warning, message, metadata: metadata)
             channel.status.lastError = "\(error)"
         }
         channel.status.isConnected = false

@@ -12,6 +12,9 @@ final class EngineTarget: SyncTarget, @unchecked Sendable {
     private let engine = MergeEngine()
     private var clock: HybridClock
     private var listeners: [@Sendable () -> Void] = []
+    private var changeListeners: [Int: @Sendable (ChangeBatch) -> Void] = [:]
+    private var nextListenerID = 0
+    private var shutDown = false
     private(set) var remoteBatchesApplied = 0
 
     init(node: Int) {
@@ -28,12 +31,13 @@ final class EngineTarget: SyncTarget, @unchecked Sendable {
     }
 
     func applyRemote(_ ops: [Op]) throws {
-        try lock.withLock {
+        let report = try lock.withLock {
             for op in ops { try clock.receive(op.stamp, wallMillis: wallMillis) }
-            _ = engine.apply(ops)
+            let report = engine.apply(ops)
             remoteBatchesApplied += 1
+            return report
         }
-        notify()
+        notify(report, isLocalPending: false)
     }
 
     func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void) {
@@ -42,12 +46,18 @@ final class EngineTarget: SyncTarget, @unchecked Sendable {
 
     /// A local write, stamped and sequenced as the replica would.
     func write(_ kind: OpKind, at path: String) throws {
-        try lock.withLock {
+        _ = try submit(path: try Path(path), kind: kind, at: .now)
+    }
+
+    private func writeLocal(_ make: (Stamp) throws -> (Path, OpKind)) throws -> Stamp {
+        let (stamp, report) = try lock.withLock {
             let stamp = try clock.next(wallMillis: wallMillis)
-            let op = Op(stamp: stamp, sequence: engine.versionVector[replica] + 1, path: try Path(path), kind: kind)
-            _ = engine.apply([op])
+            let (path, kind) = try make(stamp)
+            let op = Op(stamp: stamp, sequence: engine.versionVector[replica] + 1, path: path, kind: kind)
+            return (stamp, engine.apply([op]))
         }
-        notify()
+        notify(report, isLocalPending: true)
+        return stamp
     }
 
     func value(at path: String) throws -> Value {
@@ -57,7 +67,55 @@ final class EngineTarget: SyncTarget, @unchecked Sendable {
 
     var digest: StateDigest { lock.withLock { engine.digest } }
 
-    private func notify() {
-        for listener in lock.withLock({ listeners }) { listener() }
+    private func notify(_ report: ApplyReport, isLocalPending: Bool) {
+        let (opsListeners, changeListeners) = lock.withLock { (listeners, Array(self.changeListeners.values)) }
+        for listener in opsListeners { listener() }
+        let batch = ChangeBatch(changes: report.changes, isLocalPending: isLocalPending, outcomes: report.outcomes)
+        for listener in changeListeners { listener(batch) }
     }
+}
+
+// MARK: - ReplicaBackend
+
+extension EngineTarget: ReplicaBackend {
+    func value(at path: Path) -> Value { lock.withLock { engine.value(at: path) } }
+
+    func snapshot() -> Value { lock.withLock { engine.state } }
+
+    func submit(path: Path, kind: OpKind, at time: WeftTime) throws -> WriteReceipt {
+        WriteReceipt(stamp: try writeLocal { _ in (path, kind) })
+    }
+
+    func submitPush(parent: Path, value: Value, at time: WeftTime) throws -> (key: String, receipt: WriteReceipt) {
+        var key = ""
+        let stamp = try writeLocal { stamp in
+            key = PushID.make(from: stamp)
+            return (try parent.child(key), .set(value))
+        }
+        return (key, WriteReceipt(stamp: stamp))
+    }
+
+    func reservePushKey(at time: WeftTime) throws -> String {
+        try lock.withLock { PushID.make(from: try clock.next(wallMillis: wallMillis)) }
+    }
+
+    func register(name: String, version: UInt32, _ function: @escaping FunctionRegistry.Function) {
+        _ = lock.withLock { engine.register(name: name, version: version, function) }
+    }
+
+    func addChangeListener(_ listener: @escaping @Sendable (ChangeBatch) -> Void) -> ChangeListenerToken {
+        let id = lock.withLock {
+            nextListenerID += 1
+            changeListeners[nextListenerID] = listener
+            return nextListenerID
+        }
+        return ChangeListenerToken { [weak self] in
+            guard let self else { return }
+            self.lock.withLock { _ = self.changeListeners.removeValue(forKey: id) }
+        }
+    }
+
+    func shutdown() async { lock.withLock { shutDown = true } }
+
+    var isShutDown: Bool { lock.withLock { shutDown } }
 }

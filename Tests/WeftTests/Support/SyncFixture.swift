@@ -67,7 +67,7 @@ final class LogRecorder: @unchecked Sendable {
 
     func contains(_ text: String) -> Bool { messages.contains { $0.contains(text) } }
 
-    fileprivate func append(_ line: String) { lock.withLock { lines.append(line) } }
+    func record(_ line: String) { lock.withLock { lines.append(line) } }
 
     struct Handler: LogHandler {
         let recorder: LogRecorder
@@ -81,7 +81,7 @@ final class LogRecorder: @unchecked Sendable {
 
         func log(event: LogEvent) {
             let fields = (event.metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-            recorder.append("\(event.level) \(event.message) \(fields.joined(separator: " "))")
+            recorder.record("\(event.level) \(event.message) \(fields.joined(separator: " "))")
         }
     }
 }
