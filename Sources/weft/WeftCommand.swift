@@ -6,6 +6,9 @@ struct WeftCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "weft",
         abstract: "Weft: an offline-first replication engine for JSON trees.",
-        subcommands: [BenchCommand.self]
+        subcommands: [
+            BenchCommand.self, GetCommand.self, SetCommand.self, MergeCommand.self, PushCommand.self,
+            IncrementCommand.self, WatchCommand.self, StatusCommand.self,
+        ]
     )
 }
