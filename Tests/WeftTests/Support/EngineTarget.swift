@@ -26,11 +26,14 @@ final class EngineTarget: SyncTarget, @unchecked Sendable {
 
     var versionVector: VersionVector { lock.withLock { engine.versionVector } }
 
+    /// Everything is durable at once in memory.
+    var durableVersionVector: VersionVector { versionVector }
+
     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) throws -> [Op] {
         lock.withLock { engine.ops(from: origin, after: sequence, limit: limit) }
     }
 
-    func applyRemote(_ ops: [Op]) throws {
+    func applyRemote(_ ops: [Op]) throws -> ApplyReport {
         let report = try lock.withLock {
             for op in ops { try clock.receive(op.stamp, wallMillis: wallMillis) }
             let report = engine.apply(ops)
@@ -38,6 +41,7 @@ final class EngineTarget: SyncTarget, @unchecked Sendable {
             return report
         }
         notify(report, isLocalPending: false)
+        return report
     }
 
     func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void) {
