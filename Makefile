@@ -30,7 +30,11 @@ test: deps
 
 run: release
 	mkdir -p $(DATA)
-	$$($(SWIFT) build -c release --show-bin-path)/weft serve --db $(DATA)/weft.sqlite --listen $(HOST):$(PORT)
+	@if [ ! -f $(DATA)/tokens ]; then \
+	  umask 077; printf '# NAME SECRET, one per line (Docs/CLI.md)\nclient %s\n' "$$(head -c 24 /dev/urandom | base64)" > $(DATA)/tokens; \
+	  echo "created $(DATA)/tokens; for the client commands: export WEFT_TOKEN=\"\$$(awk '\$$1==\"client\"{print \$$2}' $(DATA)/tokens)\""; \
+	fi
+	$$($(SWIFT) build -c release --show-bin-path)/weft serve --db $(DATA)/weft.sqlite --listen $(HOST):$(PORT) --tokens $(DATA)/tokens
 
 bench: release
 	$$($(SWIFT) build -c release --show-bin-path)/weft bench all

@@ -115,6 +115,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["WeftCore", "Weft"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "WeftSimulationTests",
             dependencies: ["WeftSimulation", "WeftCore"],
             swiftSettings: strict
