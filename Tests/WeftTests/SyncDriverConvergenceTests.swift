@@ -69,4 +69,29 @@ import WeftSync
         }
         for driver in [middle, left, right] { await driver.shutdown() }
     }
+
+    @Test func tensOfMegabytesCrossToASlowReplicaWithinTheSessionWindow() async throws {
+        let (hub, hubTarget) = try SyncFixture.driver(node: 0, others: [1])
+        let (peer, peerTarget) = try SyncFixture.driver(node: 1, others: [0])
+        do {
+            // The hub's replica is slow: the peer may only run a window ahead of its acks.
+            hubTarget.setApplyDelay(milliseconds: 10)
+            let blob = Value.string(String(repeating: "w", count: 2_048))
+            for index in 0..<12_000 { try peerTarget.write(.set(blob), at: "/blobs/\(index)") }
+            let port = try await hub.listen(on: "127.0.0.1", port: 0)
+            try await peer.addPeer(host: "127.0.0.1", port: port)
+            try await SyncFixture.wait("24 MiB of ops to cross", within: 30_000) {
+                hubTarget.versionVector[peerTarget.replica] == 12_000
+            }
+            #expect(hubTarget.digest == peerTarget.digest)
+            try await SyncFixture.wait("the window to drain") { peer.status.peers.first?.opsBehind == 0 }
+            #expect(hubTarget.remoteBatchesApplied < 12_000, "ops travel in batches")
+        } catch {
+            await hub.shutdown()
+            await peer.shutdown()
+            throw error
+        }
+        await hub.shutdown()
+        await peer.shutdown()
+    }
 }

@@ -37,7 +37,10 @@ public final class SyncClient: @unchecked Sendable {
         self.address = address
     }
 
-    deinit { loop.shutdown() }
+    deinit {
+        // Only ask: the last reference may be dropped on the loop thread itself, which cannot join itself.
+        loop.beginShutdown()
+    }
 
     /// Connects to a daemon and completes the handshake.
     ///

@@ -81,7 +81,8 @@ public final class SyncDriver: @unchecked Sendable {
     }
 
     deinit {
-        loop.shutdown()
+        // Only ask: the last reference may be dropped on the loop thread itself, which cannot join itself.
+        loop.beginShutdown()
     }
 
     // MARK: - Public surface

@@ -16,6 +16,10 @@ final class EngineTarget: SyncTarget, @unchecked Sendable {
     private var nextListenerID = 0
     private var shutDown = false
     private(set) var remoteBatchesApplied = 0
+    /// A pause before each remote batch, to play a slow consumer.
+    private var applyDelayMilliseconds: UInt32 = 0
+
+    func setApplyDelay(milliseconds: UInt32) { lock.withLock { applyDelayMilliseconds = milliseconds } }
 
     init(node: Int) {
         replica = SyncFixture.replica(node)
@@ -34,6 +38,8 @@ final class EngineTarget: SyncTarget, @unchecked Sendable {
     }
 
     func applyRemote(_ ops: [Op]) throws -> ApplyReport {
+        let delay = lock.withLock { applyDelayMilliseconds }
+        if delay > 0 { usleep(delay * 1_000) }
         let report = try lock.withLock {
             for op in ops { try clock.receive(op.stamp, wallMillis: wallMillis) }
             let report = engine.apply(ops)
