@@ -86,6 +86,7 @@ public enum CoverageCounter: String, Codable, Sendable, Hashable, CaseIterable {
     case bytesSent = "bytes.sent"
     case duplicateOpsDelivered = "ops.duplicatesDelivered"
     case acknowledgements
+    case opsCompacted = "ops.compacted"
     // Workload.
     case opsWritten = "ops.written"
     case opsRejected = "ops.rejected"

@@ -17,6 +17,12 @@ protocol ReplicaEngine: AnyObject {
     func contains(_ stamp: Stamp) -> Bool
     /// The outcome of a known op.
     func outcome(of stamp: Stamp) -> Outcome?
+    /// Folds every op stamped at or below `frontier` into the base; returns how many.
+    func compact(upTo frontier: Stamp) -> Int
+    /// The greatest compacted stamp.
+    var frontier: Stamp? { get }
+    /// The state folded from the compacted ops.
+    var base: Value { get }
 }
 
 extension MergeEngine: ReplicaEngine {}

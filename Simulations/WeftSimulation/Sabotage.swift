@@ -86,6 +86,9 @@ final class SabotagedEngine: ReplicaEngine {
     }
 
     func contains(_ stamp: Stamp) -> Bool { inner.contains(stamp) }
+    var frontier: Stamp? { inner.frontier }
+    var base: Value { inner.base }
+    func compact(upTo frontier: Stamp) -> Int { inner.compact(upTo: frontier) }
     func outcome(of stamp: Stamp) -> Outcome? { inner.outcome(of: stamp) }
 
     func apply(_ ops: [Op]) -> ApplyReport {

@@ -24,6 +24,8 @@ final class SimulatedReplica {
     /// The ops of each commit not synced yet, oldest first (the disk's unsynced commits).
     private(set) var unsyncedCommits: [[Op]] = []
     private(set) var lastOwnSequence: UInt64 = 0
+    /// Per origin, the ops folded into the engine's base.
+    private(set) var compacted = VersionVector()
     private(set) var book: AcknowledgementBook
     /// The wall clock minus simulated time, in milliseconds.
     var clockOffsetMillis: Int64
@@ -64,7 +66,8 @@ final class SimulatedReplica {
     var view: ReplicaLogView {
         if let cachedView { return cachedView }
         let view = ReplicaLogView(
-            engine: engine, versionVector: durable.vector, stableFrontier: book.stableFrontier(local: durable.vector))
+            engine: engine, versionVector: durable.vector, compactionFrontier: compacted,
+            stableFrontier: book.stableFrontier(local: durable.vector))
         cachedView = view
         return view
     }
@@ -131,6 +134,38 @@ final class SimulatedReplica {
         cachedView = nil
     }
 
+    // MARK: - Compaction
+
+    /// Folds into the engine's base every op that every member durably holds, as a replica does to
+    /// keep its log short.
+    ///
+    /// The stable frontier is a version vector; the engine compacts by stamp. Every op a member has
+    /// not acknowledged comes after the last one it did, in its origin's sequence and so in stamp
+    /// order; hence every op stamped at or below the earliest of those last acknowledged ops is
+    /// held by all. The disk keeps the whole log (see `Docs/SIMULATOR.md`).
+    /// - Returns: the number of ops folded.
+    func compactToStableFrontier() -> Int {
+        let stable = view.stableFrontier
+        var frontier: Stamp?
+        for member in members.sorted() {
+            let sequence = stable[member]
+            guard sequence > compacted[member],
+                let op = engine.ops(from: member, after: sequence - 1, limit: 1).first
+            else { return 0 }
+            frontier = min(frontier ?? op.stamp, op.stamp)
+        }
+        guard let frontier, engine.frontier.map({ frontier > $0 }) ?? true else { return 0 }
+        for member in members.sorted() {
+            let after = compacted[member]
+            let candidates = engine.ops(from: member, after: after, limit: Int(stable[member] - after))
+            if let last = candidates.last(where: { $0.stamp <= frontier }) {
+                compacted.advance(origin: member, to: last.sequence)
+            }
+        }
+        cachedView = nil
+        return engine.compact(upTo: frontier)
+    }
+
     // MARK: - Crash and restart
 
     /// Power loss: the disk keeps `kept` of its unsynced commits; the process state is gone.
@@ -160,6 +195,7 @@ final class SimulatedReplica {
         clock = HybridClock(replica: id, lastTime: recovered.clockTime, driftMillisMax: SimulationLimits.driftMillisMax)
         lastOwnSequence = recovered.ops.reduce(0) { $1.origin == id ? max($0, $1.sequence) : $0 }
         book = AcknowledgementBook(local: id, members: members, hubs: hubs)
+        compacted = VersionVector()
         isUp = true
         cachedView = nil
         return recovered
@@ -180,7 +216,10 @@ struct EndpointAddress: Hashable {
 struct ReplicaLogView: OpSource {
     let engine: any ReplicaEngine
     let versionVector: VersionVector
+    let compactionFrontier: VersionVector
     let stableFrontier: VersionVector
+
+    func snapshot() throws -> SyncSnapshot { SyncSnapshot(value: engine.base, frontier: compactionFrontier) }
 
     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> [Op] {
         let available = versionVector[origin]

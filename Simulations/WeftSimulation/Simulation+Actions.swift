@@ -84,8 +84,8 @@ extension Simulation {
         case .connected:
             guard let connection = connections[address.connection], !connection.ready[address.side] else { return }
             connections[address.connection]!.ready[address.side] = true
+            connections[address.connection]!.readyTick = now
             coverage.bump(.sessionsReady)
-            if address.side == Connection.initiatorSide { links[connection.link].failedAttempts = 0 }
         case .closed:
             guard let error = status.error else { return }
             switch error.code {

@@ -11,6 +11,7 @@ extension Simulation {
     func check() {
         checksDone += 1
         let up = replicas.filter(\.isUp)
+        for replica in up { coverage.bump(.opsCompacted, by: replica.compactToStableFrontier()) }
         checkDigests(of: up)
         checkStableFrontiers(of: up)
         if checksDone % 4 == 0, !up.isEmpty {
@@ -73,7 +74,7 @@ extension Simulation {
         let before = replica.engine.state
         let report = replica.engine.apply(sample)
         let after = replica.engine.state
-        guard before == after, report.duplicates == sample.count, report.outcomes.isEmpty else {
+        guard before == after, report.duplicates + report.refused.count == sample.count, report.outcomes.isEmpty else {
             let at = ValueDifference.first(between: before, and: after)
             return fail(
                 .duplicateChangedState, replica.index,

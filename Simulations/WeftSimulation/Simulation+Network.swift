@@ -30,6 +30,8 @@ struct Connection {
     var damaged = false
     /// True once each side's session reported itself connected.
     var ready = [false, false]
+    /// When the session first reported itself connected.
+    var readyTick: UInt64?
     /// True once a side's transport was reset: bytes still in flight toward it are discarded.
     var torn = [false, false]
 
@@ -219,6 +221,10 @@ extension Simulation {
         replica.endpoints.removeAll { $0 == address }
         if address.side == Connection.initiatorSide, links[connection.link].connection == address.connection {
             links[connection.link].connection = nil
+            // A session that lived a while resets the backoff; one that failed early (a refused
+            // handshake, a clock-drift refusal) makes the next dial wait longer.
+            let lived = connection.readyTick.map { now - $0 >= scenario.sessions.idleTimeoutTicks } ?? false
+            links[connection.link].failedAttempts = lived ? 0 : links[connection.link].failedAttempts + 1
             if replica.isUp { scheduleRedial(connection.link) }
         }
         if connections[address.connection]!.sessions.allSatisfy({ $0 == nil }) {

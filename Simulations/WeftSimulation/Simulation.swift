@@ -1,6 +1,16 @@
 import WeftCore
 import WeftSync
 
+/// An op the workload wrote: when, where, and the op itself.
+public struct WrittenOp: Sendable, Hashable {
+    /// The tick of the write.
+    public var tick: UInt64
+    /// The replica that wrote it.
+    public var replica: Int
+    /// The op, as stamped by that replica.
+    public var op: Op
+}
+
 /// A simulated world running the real merge engine and the real sync sessions: replicas with their
 /// own clocks and disks, links between them, and faults, all driven by one seed.
 ///
@@ -39,6 +49,10 @@ public final class Simulation {
     var checksDone = 0
     var foldChecksDone = 0
     var nextWrite = 0
+    /// True to keep every op written in ``writtenOps`` (for replays that print them).
+    public var recordsOps = false
+    /// The ops written, with their tick and replica, when ``recordsOps`` is set.
+    public private(set) var writtenOps: [WrittenOp] = []
 
     /// A world for `scenario` (checked with ``Scenario/validate()`` first when it comes from outside).
     public init(scenario: Scenario) {
@@ -208,6 +222,7 @@ public final class Simulation {
         }
         trace.add(op.stamp.time, op.sequence)
         coverage.bump(.opsWritten)
+        if recordsOps { writtenOps.append(WrittenOp(tick: now, replica: replica.index, op: op)) }
         if write.path == WritePlan.Bank.path, case .call = write.kind { coverage.bump(.bankTransfers) }
         count(report)
         record(checker.wrote(op, at: replica.index))

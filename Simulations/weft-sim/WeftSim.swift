@@ -13,6 +13,6 @@ struct WeftSim: AsyncParsableCommand {
             A failing run prints the command that replays it; `shrink` reduces it to a small
             schedule that `replay` runs.
             """,
-        subcommands: [RunCommand.self]
+        subcommands: [RunCommand.self, SwarmCommand.self, ShrinkCommand.self, ReplayCommand.self]
     )
 }
