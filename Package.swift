@@ -32,7 +32,10 @@ let package = Package(
         .target(name: "WeftCore", swiftSettings: strict),
         .target(
             name: "WeftStore",
-            dependencies: ["WeftCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "WeftCore", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
         .target(
@@ -90,7 +93,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WeftStoreTests",
-            dependencies: ["WeftStore", "WeftCore"],
+            dependencies: ["WeftStore", "WeftCore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         .testTarget(

@@ -5,10 +5,13 @@ enum Fold {
     /// Applies `op` to `state`, as the fold does at the op's place in stamp order.
     ///
     /// - Parameters:
-    ///   - index: ops stamped before `op` (used for the transaction rule); `op` itself is not in it yet.
-    ///   - history: ops folded into the base, also stamped before `op`, when `index` lacks them.
+    ///   - transactionIsValid: the transaction rule for `op`: true when its origin had seen every op
+    ///     stamped before it that touches its subtree. Asked only for transactions.
+    ///   - forcedAt: batch parts at paths where this returns true are applied as already decided (they
+    ///     lie outside a re-folded region and their batch is known to apply).
     static func apply(
-        _ op: Op, to state: inout Value, registry: FunctionRegistry, index: PathIndex, history: PathIndex? = nil
+        _ op: Op, to state: inout Value, registry: FunctionRegistry, transactionIsValid: (Op) -> Bool,
+        forcedAt: ((Path) -> Bool)? = nil
     ) -> Outcome {
         switch op.kind {
         case .set(let value):
@@ -22,16 +25,18 @@ enum Fold {
         case .batch(let writes):
             var undo: [(keys: [String], old: Value)] = []
             for write in writes {
+                if let forcedAt, forcedAt(write.path) {
+                    forceApply(write, to: &state)
+                    continue
+                }
                 if case .rejected(let reason) = apply(write, to: &state, undo: &undo) {
                     for entry in undo.reversed() { state.write(entry.old, at: entry.keys[...]) }
                     return .rejected(reason)
                 }
             }
             return .applied
-        case .transaction(let read, let result):
-            guard index.isCovered(path: op.path, by: read), history?.isCovered(path: op.path, by: read) ?? true else {
-                return .rejected(.staleRead(op.path))
-            }
+        case .transaction(_, let result):
+            guard transactionIsValid(op) else { return .rejected(.staleRead(op.path)) }
             state.write(result, at: op.path)
             return .applied
         case .call(let call):
@@ -57,14 +62,7 @@ enum Fold {
         case .transaction(_, let result): state.write(result, at: op.path)
         case .increment(let by, let from): forceIncrement(at: op.path.keys[...], by: by, from: from, state: &state)
         case .batch(let writes):
-            var undo: [(keys: [String], old: Value)] = []
-            for write in writes {
-                if case .increment(let path, let by, let from) = write {
-                    forceIncrement(at: path.keys[...], by: by, from: from, state: &state)
-                } else {
-                    _ = apply(write, to: &state, undo: &undo)
-                }
-            }
+            for write in writes { forceApply(write, to: &state) }
         case .call(let call):
             // Callers replay calls only where the whole subtree of the call is present.
             if let function = registry.function(name: call.name, version: call.version),
@@ -72,6 +70,17 @@ enum Fold {
             {
                 state.write(result.normalized, at: op.path)
             }
+        }
+    }
+
+    /// A batch part whose batch is known to apply.
+    private static func forceApply(_ write: Write, to state: inout Value) {
+        switch write {
+        case .set(let path, let value): state.write(value, at: path)
+        case .merge(let path, let children):
+            for child in children { state.write(child.value, at: (path.keys + child.relative.keys)[...]) }
+        case .increment(let path, let by, let from):
+            forceIncrement(at: path.keys[...], by: by, from: from, state: &state)
         }
     }
 

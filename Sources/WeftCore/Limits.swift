@@ -6,8 +6,8 @@ public enum CoreLimits {
     public static let pathDepthMax = 32
     /// Longest string value, in UTF-8 bytes (10 MiB).
     public static let stringBytesMax = 10 * 1024 * 1024
-    /// Largest encoded op, in bytes. Bounds every length read by the op codec.
-    public static let opBytesMax = 64 * 1024 * 1024
+    /// Largest encoded op, in bytes (a 10 MiB string fits; a sync frame of one op fits the transport).
+    public static let opBytesMax = 14 * 1024 * 1024
     /// Most children one object may hold in an encoded value.
     public static let objectChildrenMax = 10_000_000
     /// Most parts in one batch op, and most children listed by one merge op.

@@ -1,25 +1,40 @@
 // Region re-fold: rebuild the few subtrees an out-of-order op can affect by replaying, in stamp order,
-// every op that touches them, starting from the compacted base.
+// every op that touches them, from a checkpoint (the latest `set` of the region before the op) or from
+// the compacted base.
 
 extension MergeEngine {
     /// Re-folds the regions that ops stamped after `stamp` at `anchors` can reach, and reports changes
-    /// and revised outcomes. `arriving` is the new op (its outcome is always reported).
-    func refold(after stamp: Stamp, anchors: [Path], report: inout ApplyReport, arriving: Stamp) {
+    /// and revised outcomes. `arriving` is the op that was just added to the log, if any: the only op
+    /// that can make an earlier-valid transaction stale.
+    func refold(after stamp: Stamp, anchors: [Path], arriving: Op?, report: inout ApplyReport) {
         var roots = closeRegions(anchors.map { regionRoot(for: $0, after: stamp) }, after: stamp)
         if roots.count > CoreLimits.refoldRegionsMax { roots = [.root] }
-        let (ops, outside) = collect(roots: roots)
         var mini = Value.null
-        for root in roots { mini.write(base.value(at: root), at: root) }
-        let local = PathIndex()
+        var start: Stamp?
+        if roots.count == 1, let checkpoint = checkpoint(at: roots[0], before: stamp) {
+            start = checkpoint.stamp
+            mini.write(checkpoint.value, at: roots[0])
+            statistics.checkpointStarts += 1
+        } else {
+            for root in roots { mini.write(base.value(at: root), at: root) }
+        }
+        let inside = { (path: Path) in roots.contains { $0.isAncestorOrSelf(of: path) } }
+        let (ops, outside) = collect(roots: roots, after: start)
+        statistics.replayedOps += ops.count
+        var flipped: [Op] = []
         for op in ops {
-            if outside.contains(op.stamp) {
-                Fold.replay(op, outcome: unusualOutcomes[op.stamp] ?? .applied, to: &mini, registry: registry)
-            } else {
-                let outcome = applyTracked(op, to: &mini, index: local, history: compactedTouches)
-                let previous = unusualOutcomes[op.stamp] ?? .applied
-                if outcome != previous || op.stamp == arriving { record(outcome, of: op, report: &report) }
+            let previous = unusualOutcomes[op.stamp] ?? .applied
+            // Ops stamped before the change keep their outcomes; so do those above the regions.
+            if op.stamp < stamp || outside.contains(op.stamp) {
+                Fold.replay(op, outcome: previous, to: &mini, registry: registry)
+                continue
             }
-            local.insert(op)
+            let spansOut = op.anchors.contains { !inside($0) }
+            let outcome = applyTracked(op, to: &mini, forcedAt: spansOut ? { !inside($0) } : nil) {
+                self.transactionStillValid($0, previous: previous, arriving: arriving)
+            }
+            if outcome != previous || op.stamp == arriving?.stamp { record(outcome, of: op, report: &report) }
+            if spansOut, previous == .applied, outcome != .applied { flipped.append(op) }
         }
         for root in roots {
             let new = mini.value(at: root)
@@ -28,6 +43,57 @@ extension MergeEngine {
             state.write(new, at: root)
             if capturesChanges { report.changes.append(Change(path: root, old: old, new: new)) }
         }
+        // A batch that no longer applies must also be taken back where it wrote outside these regions.
+        for op in flipped {
+            refold(after: op.stamp, anchors: op.anchors.filter { !inside($0) }, arriving: nil, report: &report)
+        }
+    }
+
+    /// The transaction rule during a re-fold. Adding ops can only make a transaction stale, and the only
+    /// op added is `arriving`; a transaction that arrives itself is checked against every older op.
+    func transactionStillValid(_ op: Op, previous: Outcome, arriving: Op?) -> Bool {
+        guard case .transaction(let read, _) = op.kind else { return true }
+        if let arriving, arriving.stamp == op.stamp { return transactionValidAgainstLog(op, read: read) }
+        if case .rejected(.staleRead) = previous { return false }
+        guard let arriving, arriving.stamp < op.stamp,
+            !read.contains(origin: arriving.origin, sequence: arriving.sequence)
+        else { return true }
+        return !arriving.anchors.contains { $0.isRelated(to: op.path) }
+    }
+
+    /// The transaction rule from scratch: every op stamped before the transaction that touches an
+    /// ancestor-or-self of its path or anything below it (compacted ones included) was seen by its origin.
+    func transactionValidAgainstLog(_ op: Op, read: VersionVector) -> Bool {
+        guard compactedTouches.isCovered(path: op.path, by: read) else { return false }
+        func seen(_ stamp: Stamp) -> Bool {
+            guard stamp < op.stamp, let other = log[stamp] else { return true }
+            return read.contains(origin: other.origin, sequence: other.sequence)
+        }
+        var current: PathIndex.Node? = index.root
+        for key in op.path.keys {
+            guard let node = current else { return true }
+            if !node.own.allSatisfy(seen) { return false }
+            current = node.children[key]
+        }
+        guard let node = current else { return true }
+        var valid = true
+        forEachStamp(below: node, after: nil) { if valid, !seen($0) { valid = false } }
+        return valid
+    }
+
+    /// The latest blind `set` of exactly `root` stamped before `stamp`: the region's value right after it
+    /// is known without replaying anything older.
+    func checkpoint(at root: Path, before stamp: Stamp) -> (stamp: Stamp, value: Value)? {
+        guard let node = index.node(at: root.keys[...]) else { return nil }
+        var position = node.ownIndex(after: stamp) - 1
+        while position >= 0 {
+            let candidate = node.own[position]
+            if candidate < stamp, let op = log[candidate], case .set(let value) = op.kind {
+                return (candidate, value)
+            }
+            position -= 1
+        }
+        return nil
     }
 
     /// The root of the region an op at `anchor` stamped `stamp` can affect: the highest ancestor-or-self
@@ -35,38 +101,38 @@ extension MergeEngine {
     /// subtree to re-run).
     func regionRoot(for anchor: Path, after stamp: Stamp) -> Path {
         var current: PathIndex.Node? = index.root
-        var states: (Value, Value)? = (state, base)
+        var trees: (state: Value, base: Value)? = (state, base)
         for depth in 0..<anchor.keys.count {
+            let here = Path(uncheckedKeys: Array(anchor.keys[..<depth]))
             if let node = current {
-                if let ownMax = node.ownMax, ownMax > stamp { return Path(uncheckedKeys: Array(anchor.keys[..<depth])) }
-                if node.mayBeScalar || node.callCount > 0 { return Path(uncheckedKeys: Array(anchor.keys[..<depth])) }
+                if let ownMax = node.ownMax, ownMax > stamp { return here }
+                if node.mayBeScalar || node.callCount > 0 { return here }
             }
-            if let (s, b) = states {
-                let scalarHere = { (v: Value) -> Bool in !v.isNull && !v.isObject }
-                if scalarHere(s) || scalarHere(b) { return Path(uncheckedKeys: Array(anchor.keys[..<depth])) }
+            if let (state, base) = trees {
+                let isScalar = { (value: Value) in !value.isNull && !value.isObject }
+                if isScalar(state) || isScalar(base) { return here }
                 let key = anchor.keys[depth]
-                let nextS = s[key]
-                let nextB = b[key]
-                states = nextS.isNull && nextB.isNull ? nil : (nextS, nextB)
+                trees = state[key].isNull && base[key].isNull ? nil : (state[key], base[key])
             }
             current = current?.children[anchor.keys[depth]]
         }
         return anchor
     }
 
-    /// Grows a set of region roots until every op with an anchor inside a region has all its anchors
-    /// inside regions (a batch is decided as a whole). Roots inside other roots are dropped.
+    /// Grows a set of region roots until every rejected batch with an anchor inside a region, stamped
+    /// at or after `stamp`, has all its anchors inside regions (it is decided again as a whole).
     func closeRegions(_ initial: [Path], after stamp: Stamp) -> [Path] {
         var roots = minimalRoots(initial)
         while roots.count <= CoreLimits.refoldRegionsMax {
             var added: [Path] = []
-            for root in roots {
-                guard let node = index.node(at: root.keys[...]) else { continue }
-                forEachStamp(below: node) { stamp in
-                    guard let op = log[stamp], case .batch = op.kind else { return }
-                    for anchor in op.anchors where !roots.contains(where: { $0.isAncestorOrSelf(of: anchor) }) {
-                        added.append(regionRoot(for: anchor, after: stamp))
-                    }
+            for batchStamp in rejectedSpanningBatches where batchStamp >= stamp {
+                guard let op = log[batchStamp] else { continue }
+                let anchors = op.anchors
+                guard anchors.contains(where: { anchor in roots.contains { $0.isAncestorOrSelf(of: anchor) } }) else {
+                    continue
+                }
+                for anchor in anchors where !roots.contains(where: { $0.isAncestorOrSelf(of: anchor) }) {
+                    added.append(regionRoot(for: anchor, after: stamp))
                 }
             }
             if added.isEmpty { return roots }
@@ -83,30 +149,33 @@ extension MergeEngine {
         return result
     }
 
-    /// Every op touching the regions, sorted by stamp, and the stamps of those that only touch ancestors
-    /// of the regions (their outcomes are fixed and they are replayed as recorded).
-    func collect(roots: [Path]) -> (ops: [Op], outside: Set<Stamp>) {
+    /// Every op stamped after `start` touching the regions, sorted by stamp, and the stamps of those that
+    /// only touch ancestors of the regions (their outcomes are fixed; they are replayed as recorded).
+    func collect(roots: [Path], after start: Stamp?) -> (ops: [Op], outside: Set<Stamp>) {
         var inside = Set<Stamp>()
         var above = Set<Stamp>()
         for root in roots {
             var current: PathIndex.Node? = index.root
             for key in root.keys {
                 guard let node = current else { break }
-                above.formUnion(node.own)
+                let from = start.map { node.ownIndex(after: $0) } ?? 0
+                above.formUnion(node.own[from...])
                 current = node.children[key]
             }
-            if let node = current { forEachStamp(below: node) { inside.insert($0) } }
+            if let node = current { forEachStamp(below: node, after: start) { inside.insert($0) } }
         }
         let outside = above.subtracting(inside)
         let ops = inside.union(above).compactMap { log[$0] }.sorted { $0.stamp < $1.stamp }
         return (ops, outside)
     }
 
-    /// Calls `body` with every stamp anchored at `node` or below.
-    func forEachStamp(below node: PathIndex.Node, _ body: (Stamp) -> Void) {
+    /// Calls `body` with every stamp after `start` anchored at `node` or below.
+    func forEachStamp(below node: PathIndex.Node, after start: Stamp?, _ body: (Stamp) -> Void) {
         var stack = [node]
         while let current = stack.popLast() {
-            for stamp in current.own { body(stamp) }
+            if let start, current.subtreeMax.map({ $0 <= start }) ?? true { continue }
+            let from = start.map { current.ownIndex(after: $0) } ?? 0
+            for stamp in current.own[from...] { body(stamp) }
             stack.append(contentsOf: current.children.values)
         }
     }

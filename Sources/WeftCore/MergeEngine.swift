@@ -28,11 +28,17 @@ public final class MergeEngine {
     /// Whether ``apply(_:)`` reports old and new values of changed nodes.
     public var capturesChanges: Bool
 
+    /// Counts of the roads ops took, for benchmarks and diagnostics.
+    public internal(set) var statistics = MergeStatistics()
+
     var log: [Stamp: Op] = [:]
     /// Outcomes other than `.applied` (applied is the default and is not stored).
     var unusualOutcomes: [Stamp: Outcome] = [:]
     /// Ops waiting for a function this replica lacks.
     var waiting: [Stamp: Op] = [:]
+    /// Batches spanning several anchors whose outcome is a rejection (a re-fold must take in all
+    /// their anchors to decide them again).
+    var rejectedSpanningBatches: Set<Stamp> = []
     /// Increments that met a null node (they used their `from`).
     var incrementsFromNull: Set<Stamp> = []
     var index = PathIndex()
@@ -130,9 +136,15 @@ public final class MergeEngine {
         let probe = probeLater(op)
         log[op.stamp] = op
         if !probe.conflicts {
+            // In order for its subtree: every op touching it is older, so the index answers the
+            // transaction rule directly.
             let olds = capturesChanges ? writePaths(of: op).map { ($0, state.value(at: $0)) } : []
-            let outcome = applyTracked(op, to: &state, index: index)
+            let outcome = applyTracked(op, to: &state) { [index] in
+                guard case .transaction(let read, _) = $0.kind else { return true }
+                return index.isCovered(path: $0.path, by: read)
+            }
             index.insert(op)
+            statistics.inOrder += 1
             record(outcome, of: op, report: &report)
             if outcome == .applied {
                 for (path, old) in olds { report.changes.append(Change(path: path, old: old, new: state.value(at: path))) }
@@ -140,12 +152,17 @@ public final class MergeEngine {
             return
         }
         index.insert(op)
-        if applyCounterShortcut(op, probe: probe, report: &report) { return }
+        if applyCounterShortcut(op, probe: probe, report: &report) {
+            statistics.counterShortcuts += 1
+            return
+        }
         if isHiddenByLaterSet(op, probe: probe) {
+            statistics.hiddenWrites += 1
             record(.applied, of: op, report: &report)
             return
         }
-        refold(after: op.stamp, anchors: op.anchors, report: &report, arriving: op.stamp)
+        statistics.refolds += 1
+        refold(after: op.stamp, anchors: op.anchors, arriving: op, report: &report)
     }
 
     func record(_ outcome: Outcome, of op: Op, report: inout ApplyReport) {
@@ -154,22 +171,28 @@ public final class MergeEngine {
         } else {
             unusualOutcomes[op.stamp] = outcome
         }
+        if case .batch = op.kind, op.anchors.count > 1 {
+            if outcome == .applied { rejectedSpanningBatches.remove(op.stamp) } else { rejectedSpanningBatches.insert(op.stamp) }
+        }
         report.outcomes[op.stamp] = outcome
     }
 
     /// Applies an op with the fold's rules, remembering whether an increment met a null node.
-    func applyTracked(_ op: Op, to tree: inout Value, index: PathIndex, history: PathIndex? = nil) -> Outcome {
+    func applyTracked(
+        _ op: Op, to tree: inout Value, forcedAt: ((Path) -> Bool)? = nil, transactionIsValid: (Op) -> Bool
+    ) -> Outcome {
+        let metNull: Bool
+        if case .increment = op.kind { metNull = tree.value(at: op.path).isNull } else { metNull = false }
+        let outcome = Fold.apply(
+            op, to: &tree, registry: registry, transactionIsValid: transactionIsValid, forcedAt: forcedAt)
         if case .increment = op.kind {
-            let metNull = tree.value(at: op.path).isNull
-            let outcome = Fold.apply(op, to: &tree, registry: registry, index: index)
             if metNull, outcome == .applied {
                 incrementsFromNull.insert(op.stamp)
             } else {
                 incrementsFromNull.remove(op.stamp)
             }
-            return outcome
         }
-        return Fold.apply(op, to: &tree, registry: registry, index: index, history: history)
+        return outcome
     }
 
     /// The nodes an op writes, for change reports: each written node, not its ancestors.
@@ -188,6 +211,22 @@ public final class MergeEngine {
             return [op.path]
         }
     }
+}
+
+/// How many ops took each road through the engine.
+public struct MergeStatistics: Sendable, Hashable {
+    /// Ops applied directly (nothing later touched their subtree).
+    public var inOrder = 0
+    /// Late integer increments merged by exact arithmetic.
+    public var counterShortcuts = 0
+    /// Late blind writes hidden by a later set of the same node.
+    public var hiddenWrites = 0
+    /// Late ops that needed a region re-fold.
+    public var refolds = 0
+    /// Ops replayed by all re-folds together.
+    public var replayedOps = 0
+    /// Re-folds that started from a checkpoint instead of the base.
+    public var checkpointStarts = 0
 }
 
 /// What one ``MergeEngine/apply(_:)`` did.

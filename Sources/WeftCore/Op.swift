@@ -24,13 +24,28 @@ public struct Op: Sendable, Hashable {
         self.kind = kind
     }
 
-    /// The paths whose subtrees this op reads or writes: the op's own path, or each part's for a batch.
+    /// The paths whose subtrees this op reads or writes: the op's own path; each listed child for a
+    /// merge (a merge touches nothing else); each part's for a batch.
     public var anchors: [Path] {
-        guard case .batch(let writes) = kind else { return [path] }
-        var seen = Set<Path>()
-        var result: [Path] = []
-        for write in writes where seen.insert(write.path).inserted { result.append(write.path) }
-        return result
+        switch kind {
+        case .merge(let children):
+            return children.map { Path(uncheckedKeys: path.keys + $0.relative.keys) }
+        case .batch(let writes):
+            var seen = Set<Path>()
+            var result: [Path] = []
+            for write in writes {
+                let paths: [Path]
+                if case .merge(let base, let children) = write {
+                    paths = children.map { Path(uncheckedKeys: base.keys + $0.relative.keys) }
+                } else {
+                    paths = [write.path]
+                }
+                for anchor in paths where seen.insert(anchor).inserted { result.append(anchor) }
+            }
+            return result
+        default:
+            return [path]
+        }
     }
 
     /// True for the kinds whose result depends on the state they meet (increment, transaction, call,

@@ -32,13 +32,19 @@ final class PathIndex {
 
         /// The first own stamp greater than `stamp`.
         func ownFirst(after stamp: Stamp) -> Stamp? {
+            let index = ownIndex(after: stamp)
+            return index < own.count ? own[index] : nil
+        }
+
+        /// Position of the first own stamp greater than `stamp` (`own.count` when none).
+        func ownIndex(after stamp: Stamp) -> Int {
             var low = 0
             var high = own.count
             while low < high {
                 let mid = (low + high) / 2
                 if own[mid] <= stamp { low = mid + 1 } else { high = mid }
             }
-            return low < own.count ? own[low] : nil
+            return low
         }
 
         func insertOwn(_ stamp: Stamp) {

@@ -24,7 +24,10 @@ public enum ReferenceFold {
         outcomes.reserveCapacity(sorted.count)
         let index = PathIndex()
         for op in sorted {
-            let outcome = Fold.apply(op, to: &state, registry: registry, index: index)
+            let outcome = Fold.apply(op, to: &state, registry: registry) {
+                if case .transaction(let read, _) = $0.kind { return index.isCovered(path: $0.path, by: read) }
+                return true
+            }
             outcomes[op.stamp] = outcome
             if outcome != .waiting { index.insert(op) }
         }

@@ -31,8 +31,11 @@ public struct Workload: Sendable {
         public var items = 40
         /// Number of counters (`/counters/c0`, …).
         public var counters = 6
-        /// Number of accounts moved between by `transfer` calls.
+        /// Number of accounts in each group that `transfer` calls move money between.
         public var accounts = 4
+        /// Number of account groups (`/accounts` itself when 1, else `/accounts/g0`, …); each transfer is
+        /// called on one group, as an app calls a function on the subtree it guards.
+        public var accountGroups = 1
         /// Share of writes that go to the first few (hot) items and counters.
         public var hotShare = 0.5
         public var mix = Mix()
@@ -155,7 +158,7 @@ public struct Workload: Sendable {
         let arguments = Value.object([
             "from": .string(from), "to": .string(to), "amount": .int(Int64(1 + rng.below(20))),
         ])
-        return (Path(uncheckedKeys: ["accounts"]), .call(FunctionCall(name: "transfer", version: 1, arguments: arguments)))
+        return (accountGroup(), .call(FunctionCall(name: "transfer", version: 1, arguments: arguments)))
     }
 
     mutating func hotIndex(_ count: Int) -> Int {
@@ -172,8 +175,15 @@ public struct Workload: Sendable {
         return Path(uncheckedKeys: keys)
     }
 
+    mutating func accountGroup() -> Path {
+        guard shape.accountGroups > 1 else { return Path(uncheckedKeys: ["accounts"]) }
+        return Path(uncheckedKeys: ["accounts", "g\(hotIndex(shape.accountGroups))"])
+    }
+
     mutating func counterPath() -> Path {
-        if rng.chance(0.15) { return Path(uncheckedKeys: ["accounts", "a\(rng.below(UInt64(shape.accounts)))"]) }
+        if rng.chance(0.15) {
+            return Path(uncheckedKeys: accountGroup().keys + ["a\(rng.below(UInt64(shape.accounts)))"])
+        }
         return Path(uncheckedKeys: ["counters", "c\(hotIndex(shape.counters))"])
     }
 

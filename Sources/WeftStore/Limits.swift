@@ -8,4 +8,18 @@ public enum StoreLimits {
     public static let pendingOpsMax = 65_536
     /// Milliseconds a connection waits on a lock held by another process before reporting it.
     public static let busyTimeoutMilliseconds = 2_000
+    /// Most ops one paged log query (`ops(from:after:limit:)`, `ops(after:limit:)`) returns.
+    public static let opsPerQueryMax = 65_536
+    /// SQLite page size of a new database, in bytes: larger pages mean fewer pages touched per commit
+    /// (measured: about a quarter more inserts per second than 4 KiB pages).
+    public static let pageBytes = 16_384
+    /// SQLite page cache of the store's connection, in KiB.
+    public static let pageCacheKibibytes = 16_384
+    /// Bytes of a random instance token.
+    public static let instanceTokenBytes = 16
+    /// Most bytes read from a lock file to learn the pid of the process holding it.
+    public static let lockFilePidBytesMax = 32
+    /// Most commits a `MemoryStore` in `.normal` durability keeps unsynced before it syncs on its own,
+    /// the way SQLite's WAL auto-checkpoint (1000 pages) syncs the log.
+    public static let memoryUnsyncedCommitsMax = 1_000
 }

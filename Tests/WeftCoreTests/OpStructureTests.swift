@@ -18,9 +18,13 @@ import Testing
                 .set(try Path("/x/1"), .int(1)),
                 .increment(try Path("/x/2"), by: .int(1), from: .int(0)),
                 .set(try Path("/x/1"), .int(2)),
-                .merge(try Path("/y"), []),
+                .merge(try Path("/y"), [MergeChild(relative: try Path("a/b"), value: .int(3))]),
+                .merge(try Path("/z"), []),
             ]), path: "/")
-        #expect(batch.anchors == [try Path("/x/1"), try Path("/x/2"), try Path("/y")])
+        // A merge touches only the children it lists: an empty merge touches nothing.
+        #expect(batch.anchors == [try Path("/x/1"), try Path("/x/2"), try Path("/y/a/b")])
+        let merge = try op(.merge([MergeChild(relative: try Path("p"), value: .int(1))]), path: "/m")
+        #expect(merge.anchors == [try Path("/m/p")])
         #expect(batch.origin == origin)
     }
 

@@ -65,12 +65,14 @@ import Testing
         let index = PathIndex()
         index.insert(try op(bob, at: 1, sequence: 1, "/t/x/deep", .set(.int(1))))
         index.insert(try op(bob, at: 2, sequence: 2, "/sibling", .set(.int(1))))
-        index.insert(try op(alice, at: 3, sequence: 1, "/", .merge([])))
+        index.insert(try op(alice, at: 3, sequence: 1, "/", .merge([MergeChild(relative: try Path("t/z"), value: .int(1))])))
+        index.insert(try op(alice, at: 4, sequence: 2, "/", .merge([MergeChild(relative: try Path("elsewhere"), value: .int(1))])))
         let t = try Path("/t")
         #expect(!index.isCovered(path: t, by: VersionVector([alice: 1])))
         #expect(!index.isCovered(path: t, by: VersionVector([bob: 1])))
+        // A merge at the root touches only its listed children: the second one is not about /t.
         #expect(index.isCovered(path: t, by: VersionVector([alice: 1, bob: 1])))
-        #expect(index.isCovered(path: try Path("/t/y"), by: VersionVector([alice: 1])))
+        #expect(index.isCovered(path: try Path("/t/y"), by: VersionVector([:])))
         #expect(!index.isCovered(path: try Path("/sibling"), by: VersionVector([alice: 1, bob: 1])))
     }
 

@@ -15,7 +15,8 @@ enum MergeBench {
         var shape = Workload.Shape()
         shape.items = 20_000
         shape.counters = 200
-        shape.accounts = 16
+        shape.accounts = 8
+        shape.accountGroups = 2_000
         shape.hotShare = 0.1
         return shape
     }
@@ -50,6 +51,10 @@ enum MergeBench {
         }
         let matches = engine.digest == foldDigest
         progress.step("digest \(engine.digest) \(matches ? "equals" : "DIFFERS FROM") the reference fold's")
+        let stats = engine.statistics
+        progress.step(
+            "roads: \(stats.inOrder) in order, \(stats.counterShortcuts) counter shortcuts, \(stats.hiddenWrites) hidden, "
+                + "\(stats.refolds) re-folds replaying \(stats.replayedOps) ops (\(stats.checkpointStarts) from checkpoints)")
         let count = Double(ops.count)
         return [
             Measurement(

@@ -1,0 +1,248 @@
+import WeftCore
+
+/// Everything a ``MemoryStore`` holds, as a value: the state its simulated disk would show.
+///
+/// A batch is checked first (``check(_:bytesMax:location:)``) and then applied (``apply(_:)``), which
+/// cannot fail, so a refused batch changes nothing and a replay after a crash is exact.
+struct MemoryState: Sendable {
+    /// One op of the log.
+    struct Entry: Sendable {
+        var op: Op
+        var bytes: Int
+        var status: OpStatus?
+    }
+
+    /// One op of an origin, by sequence.
+    struct Place: Sendable {
+        var sequence: UInt64
+        var stamp: Stamp
+    }
+
+    var replica: ReplicaID
+    var clockTime: UInt64 = 0
+    var token: InstanceToken
+    /// The simulated file this state was made in (a copy lives in another).
+    var boundFile: UInt64
+    var marks = LogMarks()
+    var entries: [Stamp: Entry] = [:]
+    /// Stamps of `entries`, ascending.
+    var order: [Stamp] = []
+    /// Places of each origin's ops, by ascending sequence.
+    var places: [ReplicaID: [Place]] = [:]
+    var tree: Value = .null
+    var overrides: [Path: Value] = [:]
+    var peers: [ReplicaID: VersionVector] = [:]
+    var members: [ReplicaID] = []
+    /// Size model (see ``TreeRows/bytes(of:textBytes:)``), kept up to date by every write.
+    var opBytes = 0
+    var treeBytes = 0
+
+    init(replica: ReplicaID, token: InstanceToken, boundFile: UInt64) {
+        self.replica = replica
+        self.token = token
+        self.boundFile = boundFile
+    }
+
+    /// Bytes the state would take on disk.
+    var bytes: Int {
+        let overrideBytes = overrides.reduce(0) { $0 + $1.key.description.utf8.count + OpCodec.encode($1.value).count }
+        let peerBytes = peers.values.reduce(0) { $0 + 8 + 9 * $1.entries.count }
+        return opBytes + treeBytes + overrideBytes + peerBytes + 8 * members.count
+    }
+
+    // MARK: - Checking a batch
+
+    /// Throws when `batch` breaks a rule; the state is untouched either way.
+    func check(_ batch: StoreBatch, bytesMax: Int?, location: String) throws {
+        try batch.checkOps(frontier: marks.frontier)
+        var claimed: [ReplicaID: [UInt64: Stamp]] = [:]
+        for record in batch.ops where entries[record.op.stamp] == nil {
+            let op = record.op
+            let existing = claimed[op.origin]?[op.sequence] ?? stamp(of: op.origin, sequence: op.sequence)
+            if let existing, existing != op.stamp {
+                throw StoreError.conflictingOp(origin: op.origin, sequence: op.sequence)
+            }
+            claimed[op.origin, default: [:]][op.sequence] = op.stamp
+        }
+        guard let bytesMax else { return }
+        var growth = batch.ops.reduce(0) { $0 + $1.encoded.count + StampKey.count }
+        for write in batch.treeWrites {
+            growth += TreeRows.bytes(of: write.value, textBytes: TreeRows.textBytes(write.path))
+        }
+        if bytes + growth > bytesMax { throw StoreError.diskFull(path: location, operation: "committing a batch") }
+    }
+
+    /// The stamp of `origin`'s op `sequence`, if the log holds it.
+    func stamp(of origin: ReplicaID, sequence: UInt64) -> Stamp? {
+        guard let list = places[origin] else { return nil }
+        let index = firstPlace(in: list, above: sequence - 1)
+        return index < list.count && list[index].sequence == sequence ? list[index].stamp : nil
+    }
+
+    /// Index of the first place whose sequence is above `sequence`.
+    func firstPlace(in list: [Place], above sequence: UInt64) -> Int {
+        var low = 0
+        var high = list.count
+        while low < high {
+            let mid = (low + high) / 2
+            if list[mid].sequence <= sequence { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// Index of the first stamp of `order` above `stamp`.
+    func firstIndex(above stamp: Stamp) -> Int {
+        var low = 0
+        var high = order.count
+        while low < high {
+            let mid = (low + high) / 2
+            if order[mid] <= stamp { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    // MARK: - Applying a batch
+
+    /// Applies a batch that passed ``check(_:bytesMax:location:)``.
+    mutating func apply(_ batch: StoreBatch) {
+        for path in batch.basePreserves { BaseOverlay.preserve(&self, at: path) }
+        for record in batch.ops { insert(record) }
+        for write in batch.treeWrites { writeTree(write.value, at: write.path) }
+        for write in batch.baseWrites { BaseOverlay.apply(write, to: &self) }
+        for case .op(let stamp, let status) in batch.statusChanges where entries[stamp]?.status != nil {
+            entries[stamp]?.status = status
+        }
+        marks.apply(batch.statusChanges)
+        if let time = batch.clockTime { clockTime = max(clockTime, time) }
+        for (peer, vector) in batch.peerVectors { peers[peer] = vector }
+        if let list = batch.members { members = Array(Set(list)).sorted() }
+        if let frontier = batch.frontier, marks.frontier.map({ frontier > $0 }) ?? true { compact(through: frontier) }
+    }
+
+    private mutating func insert(_ record: OpRecord) {
+        let op = record.op
+        guard entries[op.stamp] == nil else { return }
+        entries[op.stamp] = Entry(op: op, bytes: record.encoded.count + StampKey.count, status: record.status)
+        opBytes += record.encoded.count + StampKey.count
+        if let last = order.last, last > op.stamp {
+            order.insert(op.stamp, at: firstIndex(above: op.stamp))
+        } else {
+            order.append(op.stamp)
+        }
+        var list = places.removeValue(forKey: op.origin) ?? []
+        let place = Place(sequence: op.sequence, stamp: op.stamp)
+        if let last = list.last, last.sequence > op.sequence {
+            list.insert(place, at: firstPlace(in: list, above: op.sequence))
+        } else {
+            list.append(place)
+        }
+        places[op.origin] = list
+    }
+
+    private mutating func writeTree(_ value: Value, at path: Path) {
+        let text = TreeRows.textBytes(path)
+        treeBytes -= TreeRows.bytes(of: tree.value(at: path), textBytes: text)
+        if !value.isNull {
+            // A scalar above the path gives way to an object: its row goes.
+            var node = tree
+            var nodeText = 0
+            for key in path.keys {
+                guard case .object(let children) = node else {
+                    treeBytes -= TreeRows.bytes(of: node, textBytes: nodeText)
+                    break
+                }
+                node = children[key] ?? .null
+                nodeText += 1 + key.utf8.count
+            }
+        }
+        tree.write(value, at: path)
+        treeBytes += TreeRows.bytes(of: value, textBytes: text)
+        precondition(treeBytes >= 0, "the tree size model went negative")
+    }
+
+    private mutating func compact(through frontier: Stamp) {
+        marks.frontier = frontier
+        let cut = firstIndex(above: frontier)
+        guard cut > 0 else { return }
+        var origins = Set<ReplicaID>()
+        for stamp in order[..<cut] {
+            if let entry = entries.removeValue(forKey: stamp) { opBytes -= entry.bytes }
+            origins.insert(stamp.replica)
+        }
+        order.removeFirst(cut)
+        for origin in origins {
+            let kept = places[origin, default: []].filter { $0.stamp > frontier }
+            places[origin] = kept.isEmpty ? nil : kept
+        }
+        precondition(opBytes >= 0, "the op size model went negative")
+    }
+
+    /// Gives the state a new identity, writing the old identity's status watermarks into its ops.
+    mutating func reidentify(newID: ReplicaID, token: InstanceToken, boundFile: UInt64) {
+        for place in places[replica] ?? [] {
+            guard let entry = entries[place.stamp] else { continue }
+            entries[place.stamp]?.status = marks.status(
+                recorded: entry.status, origin: replica, sequence: place.sequence, local: replica)
+        }
+        replica = newID
+        self.token = token
+        self.boundFile = boundFile
+        marks.acknowledgedThrough = 0
+        marks.stableThrough = 0
+    }
+
+    /// The stored form of an entry, with its status as reported.
+    func stored(_ entry: Entry) -> StoredOp {
+        let op = entry.op
+        return StoredOp(
+            op: op,
+            status: marks.status(recorded: entry.status, origin: op.origin, sequence: op.sequence, local: replica))
+    }
+}
+
+// MARK: - BaseOverlayHost
+
+extension MemoryState: BaseOverlayHost {
+    typealias Failure = Never
+
+    func hasOverrides() -> Bool { !overrides.isEmpty }
+
+    func treeSubtree(at path: Path) -> Value { tree.value(at: path) }
+
+    func override(covering path: Path) -> BaseOverride? {
+        var candidate: Path? = path
+        while let current = candidate {
+            if let value = overrides[current] { return BaseOverride(path: current, value: value) }
+            candidate = current.parent
+        }
+        return nil
+    }
+
+    func scalarAncestor(of path: Path) -> Path? {
+        var node = tree
+        for (depth, key) in path.keys.enumerated() {
+            guard case .object(let children) = node else {
+                if node.isNull { return nil }
+                var ancestor = path
+                for _ in depth..<path.depth { ancestor = ancestor.parent ?? .root }
+                return ancestor
+            }
+            node = children[key] ?? .null
+        }
+        return nil
+    }
+
+    func overrides(below path: Path) -> [BaseOverride] {
+        overrides.compactMap { entry in
+            entry.key != path && path.isAncestorOrSelf(of: entry.key)
+                ? BaseOverride(path: entry.key, value: entry.value) : nil
+        }
+        .sorted { $0.path < $1.path }
+    }
+
+    mutating func putOverride(_ value: Value, at path: Path) { overrides[path] = value }
+
+    mutating func deleteOverrides(atOrBelow path: Path) {
+        for key in overrides.keys where path.isAncestorOrSelf(of: key) { overrides.removeValue(forKey: key) }
+    }
+}

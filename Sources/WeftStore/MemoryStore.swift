@@ -1,0 +1,250 @@
+import Foundation
+import WeftCore
+
+/// A store held in memory that models a disk: what a commit writes is *unsynced* until it is synced,
+/// and ``crash(keepingUnsyncedCommits:)`` drops what was not. For tests and the simulator.
+///
+/// With ``Durability/full`` every commit is synced before it returns. With ``Durability/normal`` commits
+/// stay unsynced until ``checkpoint()``, ``close()``, or ``StoreLimits/memoryUnsyncedCommitsMax`` of them
+/// pile up (as SQLite's WAL is synced at checkpoints). A crash keeps a prefix of the unsynced commits,
+/// never part of one, which is what a write-ahead log allows.
+///
+/// ```swift
+/// let store = MemoryStore(replica: id, durability: .normal)
+/// try store.commit(batch)
+/// store.crash()                  // the batch is gone
+/// try store.commit(batch)
+/// try store.checkpoint()
+/// store.crash()                  // the batch stays
+/// ```
+///
+/// Every method takes a lock, so calls from several threads are serialized (see ``Store`` for the
+/// ownership rule).
+public final class MemoryStore: Store, @unchecked Sendable {
+    /// The durability of commits.
+    public let durability: Durability
+    /// The size of the simulated disk in bytes (see ``bytesOnDisk()``); nil for no limit.
+    public let bytesMax: Int?
+    /// The name used in errors, in place of a file path.
+    public let name: String
+
+    /// Which simulated file this store reads; a copy gets another one.
+    private let fileID: UInt64
+    private let lock = NSLock()
+    /// What the simulated disk holds after its last sync.
+    private var synced: MemoryState
+    /// What the store shows: `synced` with `unsynced` applied.
+    private var current: MemoryState
+    /// Commits since the last sync, oldest first.
+    private var unsynced: [StoreBatch] = []
+    private var isClosed = false
+
+    /// A new, empty store for replica `replica`.
+    ///
+    /// - Parameters:
+    ///   - replica: the replica id of the new database.
+    ///   - durability: when commits are synced.
+    ///   - bytesMax: the size of the simulated disk; a commit that would outgrow it throws
+    ///     ``StoreError/diskFull(path:operation:)``.
+    ///   - fileID: names the simulated file (distinct files must have distinct ids).
+    ///   - name: the name used in errors.
+    public init(
+        replica: ReplicaID, durability: Durability = .normal, bytesMax: Int? = nil, fileID: UInt64 = 1,
+        name: String = "memory"
+    ) {
+        var generator = SeededGenerator(seed: replica.rawValue ^ fileID)
+        let state = MemoryState(replica: replica, token: .random(using: &generator), boundFile: fileID)
+        self.durability = durability
+        self.bytesMax = bytesMax
+        self.fileID = fileID
+        self.name = name
+        self.synced = state
+        self.current = state
+    }
+
+    private init(copying state: MemoryState, durability: Durability, bytesMax: Int?, fileID: UInt64, name: String) {
+        self.durability = durability
+        self.bytesMax = bytesMax
+        self.fileID = fileID
+        self.name = name
+        self.synced = state
+        self.current = state
+    }
+
+    private func locked<T>(_ body: () throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !isClosed else { throw StoreError.closed(path: name) }
+        return try body()
+    }
+
+    // MARK: - Simulated disk
+
+    /// Loses the commits that were not synced, as a power loss would, and leaves the store open as if
+    /// restarted. `kept` of the oldest unsynced commits survive (the write-ahead log reached the disk
+    /// that far); the simulator draws it.
+    ///
+    /// ```swift
+    /// let lost = store.crash(keepingUnsyncedCommits: 1)
+    /// ```
+    /// - Returns: the number of commits lost.
+    @discardableResult
+    public func crash(keepingUnsyncedCommits kept: Int = 0) -> Int {
+        precondition(kept >= 0, "a crash keeps zero or more commits")
+        lock.lock()
+        defer { lock.unlock() }
+        let survivors = unsynced.prefix(kept)
+        for batch in survivors { synced.apply(batch) }
+        let lost = unsynced.count - survivors.count
+        unsynced = []
+        current = synced
+        isClosed = false
+        return lost
+    }
+
+    /// Number of commits that a crash would lose now.
+    public var unsyncedCommitCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return unsynced.count
+    }
+
+    /// A store over a byte-for-byte copy of this store's file (as `cp` would make it, page cache
+    /// included). The copy detects that it is one: its instance is ``InstanceState/copied(reason:)``.
+    public func copyFile(name: String? = nil) -> MemoryStore {
+        lock.lock()
+        defer { lock.unlock() }
+        let copyID = fileID &* 0x9E37_79B9_7F4A_7C15 &+ 1
+        return MemoryStore(
+            copying: current, durability: durability, bytesMax: bytesMax, fileID: copyID,
+            name: name ?? self.name + "-copy")
+    }
+
+    /// Opens a closed store again, with everything it synced at close.
+    public func reopen() {
+        lock.lock()
+        defer { lock.unlock() }
+        isClosed = false
+    }
+
+    /// Applies the unsynced commits to the synced state. Call with the lock held.
+    private func syncLocked() {
+        for batch in unsynced { synced.apply(batch) }
+        unsynced = []
+    }
+
+    private var instanceLocked: InstanceState {
+        current.boundFile == fileID
+            ? .original
+            : .copied(reason: "the data was made in simulated file \(current.boundFile), this is file \(fileID)")
+    }
+
+    // MARK: - Store
+
+    public var identity: StoreIdentity {
+        lock.lock()
+        defer { lock.unlock() }
+        return StoreIdentity(
+            replica: current.replica, clockTime: current.clockTime, instanceToken: current.token,
+            schemaVersion: SQLiteSchema.version, instance: instanceLocked)
+    }
+
+    public var logMarks: LogMarks {
+        lock.lock()
+        defer { lock.unlock() }
+        return current.marks
+    }
+
+    public func commit(_ batch: StoreBatch) throws {
+        try locked {
+            if case .copied(let reason) = instanceLocked { throw StoreError.copiedDatabase(path: name, reason: reason) }
+            try current.check(batch, bytesMax: bytesMax, location: name)
+            current.apply(batch)
+            unsynced.append(batch)
+            if durability == .full || unsynced.count >= StoreLimits.memoryUnsyncedCommitsMax { syncLocked() }
+        }
+    }
+
+    public func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) throws -> [StoredOp] {
+        precondition(limit >= 1 && limit <= StoreLimits.opsPerQueryMax, "query between 1 and opsPerQueryMax ops")
+        return try locked {
+            let list = current.places[origin] ?? []
+            let start = current.firstPlace(in: list, above: sequence)
+            return list[start..<min(list.count, start + limit)].compactMap { place in
+                current.entries[place.stamp].map { current.stored($0) }
+            }
+        }
+    }
+
+    public func ops(after stamp: Stamp?, limit: Int) throws -> [StoredOp] {
+        precondition(limit >= 1 && limit <= StoreLimits.opsPerQueryMax, "query between 1 and opsPerQueryMax ops")
+        return try locked {
+            let start = stamp.map { current.firstIndex(above: $0) } ?? 0
+            return current.order[start..<min(current.order.count, start + limit)].compactMap { stamp in
+                current.entries[stamp].map { current.stored($0) }
+            }
+        }
+    }
+
+    public func allOps() throws -> [StoredOp] {
+        try locked { current.order.compactMap { current.entries[$0].map { current.stored($0) } } }
+    }
+
+    public func op(_ stamp: Stamp) throws -> StoredOp? {
+        try locked { current.entries[stamp].map { current.stored($0) } }
+    }
+
+    public func opCount() throws -> Int { try locked { current.entries.count } }
+
+    public func readTree(at path: Path) throws -> Value { try locked { current.tree.value(at: path) } }
+
+    public func treeLeafCount() throws -> Int { try locked { MemoryStore.leafCount(current.tree) } }
+
+    private static func leafCount(_ value: Value) -> Int {
+        switch value {
+        case .null: return 0
+        case .object(let children): return children.values.reduce(0) { $0 + leafCount($1) }
+        default: return 1
+        }
+    }
+
+    public func readBase(at path: Path) throws -> Value { try locked { BaseOverlay.read(current, at: path) } }
+
+    public func baseOverrides() throws -> [BaseOverride] {
+        try locked {
+            current.overrides.map { BaseOverride(path: $0.key, value: $0.value) }.sorted { $0.path < $1.path }
+        }
+    }
+
+    public func peerVectors() throws -> [ReplicaID: VersionVector] { try locked { current.peers } }
+
+    public func members() throws -> [ReplicaID] { try locked { current.members } }
+
+    public func requireOriginal() throws {
+        try locked {
+            if case .copied(let reason) = instanceLocked { throw StoreError.copiedDatabase(path: name, reason: reason) }
+        }
+    }
+
+    public func reidentify(newID: ReplicaID) throws {
+        try locked {
+            var generator = SeededGenerator(seed: newID.rawValue ^ fileID ^ current.clockTime)
+            syncLocked()
+            current.reidentify(newID: newID, token: .random(using: &generator), boundFile: fileID)
+            synced = current
+        }
+    }
+
+    public func checkpoint() throws { try locked { syncLocked() } }
+
+    public func vacuum() throws { try locked { syncLocked() } }
+
+    public func bytesOnDisk() throws -> Int { try locked { current.bytes } }
+
+    public func close() throws {
+        try locked {
+            syncLocked()
+            isClosed = true
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import GRDB
+
+/// The SQLite schema of a Weft database, its migrations, and the SQL the store runs.
+///
+/// ```sql
+/// -- The op log. The key is the stamp as 16 big-endian bytes, so key order is stamp order.
+/// CREATE TABLE op (stamp BLOB PRIMARY KEY, origin INTEGER, sequence INTEGER, status INTEGER, body BLOB) WITHOUT ROWID
+/// CREATE UNIQUE INDEX op_by_origin ON op (origin, sequence)
+/// -- The materialized tree: one row per scalar leaf, keyed by its path text.
+/// CREATE TABLE node (path TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID
+/// -- Where the compacted base differs from the tree: the base's subtree, whole.
+/// CREATE TABLE base_override (path TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID
+/// -- One row: who this replica is, its clock, its instance binding, the frontier and status watermarks.
+/// CREATE TABLE identity (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), replica, clock, token, inode, …)
+/// CREATE TABLE peer (replica INTEGER PRIMARY KEY, vector BLOB)
+/// CREATE TABLE member (replica INTEGER PRIMARY KEY)
+/// ```
+///
+/// 64-bit unsigned values (replica ids, clock times, inodes) are stored as the signed integer with the
+/// same bits.
+enum SQLiteSchema {
+    /// The schema version this code writes (`PRAGMA user_version`).
+    static let version = 1
+    /// `PRAGMA application_id` of every Weft database: "Weft" in ASCII.
+    static let applicationID: Int32 = 0x5765_6674
+
+    /// The migrator that creates and evolves the schema. Each migration ends by setting `user_version`.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE op (
+                        stamp BLOB NOT NULL PRIMARY KEY,
+                        origin INTEGER NOT NULL,
+                        sequence INTEGER NOT NULL,
+                        status INTEGER,
+                        body BLOB NOT NULL
+                    ) WITHOUT ROWID;
+                    CREATE UNIQUE INDEX op_by_origin ON op (origin, sequence);
+                    CREATE TABLE node (path TEXT NOT NULL PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+                    CREATE TABLE base_override (path TEXT NOT NULL PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+                    CREATE TABLE identity (
+                        singleton INTEGER NOT NULL PRIMARY KEY CHECK (singleton = 1),
+                        replica INTEGER NOT NULL,
+                        clock INTEGER NOT NULL,
+                        token BLOB NOT NULL,
+                        inode INTEGER NOT NULL,
+                        frontier BLOB,
+                        acknowledged_through INTEGER NOT NULL DEFAULT 0,
+                        stable_through INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE TABLE peer (replica INTEGER NOT NULL PRIMARY KEY, vector BLOB NOT NULL);
+                    CREATE TABLE member (replica INTEGER NOT NULL PRIMARY KEY);
+                    PRAGMA application_id = \(applicationID);
+                    PRAGMA user_version = 1;
+                    """)
+        }
+        return migrator
+    }
+
+    // MARK: - Statements
+
+    static let insertOp = """
+        INSERT INTO op (stamp, origin, sequence, status, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT (stamp) DO NOTHING
+        """
+    static let updateOpStatus = "UPDATE op SET status = ? WHERE stamp = ? AND status IS NOT NULL"
+    static let deleteOpsThrough = "DELETE FROM op WHERE stamp <= ?"
+    static let selectOpsByOrigin = """
+        SELECT stamp, status, body FROM op WHERE origin = ? AND sequence > ? ORDER BY sequence LIMIT ?
+        """
+    static let selectOpsAfter = "SELECT stamp, status, body FROM op WHERE stamp > ? ORDER BY stamp LIMIT ?"
+    static let selectOpsFirst = "SELECT stamp, status, body FROM op ORDER BY stamp LIMIT ?"
+    static let selectAllOps = "SELECT stamp, status, body FROM op ORDER BY stamp"
+    static let selectOp = "SELECT stamp, status, body FROM op WHERE stamp = ?"
+    static let selectOwnSequences = "SELECT stamp, sequence, status FROM op WHERE origin = ? AND status IS NOT NULL"
+    static let countOps = "SELECT count(*) FROM op"
+
+    static let insertNode = "INSERT INTO node (path, value) VALUES (?, ?)"
+    static let upsertNode = """
+        INSERT INTO node (path, value) VALUES (?, ?) ON CONFLICT (path) DO UPDATE SET value = excluded.value
+        """
+    static let deleteNode = "DELETE FROM node WHERE path = ?"
+    static let deleteNodeRange = "DELETE FROM node WHERE path >= ? AND path < ?"
+    static let selectNode = "SELECT path, value FROM node WHERE path = ?"
+    static let selectNodeRange = "SELECT path, value FROM node WHERE path >= ? AND path < ? ORDER BY path"
+    static let countNodes = "SELECT count(*) FROM node"
+
+    static let anyOverride = "SELECT EXISTS (SELECT 1 FROM base_override)"
+    static let upsertOverride = """
+        INSERT INTO base_override (path, value) VALUES (?, ?) ON CONFLICT (path) DO UPDATE SET value = excluded.value
+        """
+    static let deleteOverride = "DELETE FROM base_override WHERE path = ?"
+    static let deleteOverrideRange = "DELETE FROM base_override WHERE path >= ? AND path < ?"
+    static let selectOverride = "SELECT path, value FROM base_override WHERE path = ?"
+    static let selectOverrideRange = "SELECT path, value FROM base_override WHERE path >= ? AND path < ? ORDER BY path"
+
+    static let selectIdentity = """
+        SELECT replica, clock, token, inode, frontier, acknowledged_through, stable_through FROM identity
+        """
+    static let insertIdentity = """
+        INSERT INTO identity (singleton, replica, clock, token, inode) VALUES (1, ?, ?, ?, ?)
+        """
+    static let updateIdentity = """
+        UPDATE identity SET replica = ?, clock = ?, token = ?, inode = ?, frontier = ?, acknowledged_through = ?,
+            stable_through = ?
+        """
+    static let updateProgress = """
+        UPDATE identity SET clock = ?, frontier = ?, acknowledged_through = ?, stable_through = ?
+        """
+    static let upsertPeer = """
+        INSERT INTO peer (replica, vector) VALUES (?, ?) ON CONFLICT (replica) DO UPDATE SET vector = excluded.vector
+        """
+    static let selectPeers = "SELECT replica, vector FROM peer"
+    static let deleteMembers = "DELETE FROM member"
+    static let insertMember = "INSERT OR IGNORE INTO member (replica) VALUES (?)"
+    static let selectMembers = "SELECT replica FROM member"
+}

@@ -1,0 +1,96 @@
+import GRDB
+import WeftCore
+
+// MARK: - Group commit
+
+extension SQLiteStore {
+    public func commit(_ batch: StoreBatch) throws {
+        try withDatabase("committing a batch") { db in
+            if case .copied(let reason) = cachedIdentity.instance {
+                throw StoreError.copiedDatabase(path: path, reason: reason)
+            }
+            try batch.checkOps(frontier: cachedMarks.frontier)
+            guard !batch.isEmpty else { return }
+            var clockTime = cachedIdentity.clockTime
+            var marks = cachedMarks
+            try db.inTransaction(.immediate) {
+                try write(batch, to: db, clockTime: &clockTime, marks: &marks)
+                return .commit
+            }
+            cachedIdentity.clockTime = clockTime
+            cachedMarks = marks
+        }
+    }
+
+    /// Writes every part of `batch` inside the open transaction, in the order ``StoreBatch`` documents.
+    private func write(_ batch: StoreBatch, to db: Database, clockTime: inout UInt64, marks: inout LogMarks) throws {
+        var tree = try SQLiteTree(db, location: path)
+        for preserved in batch.basePreserves { try BaseOverlay.preserve(&tree, at: preserved) }
+        if !batch.ops.isEmpty { try insert(batch.ops, into: db) }
+        for write in batch.liveTreeWrites { try tree.write(write.value, at: write.path) }
+        for write in batch.baseWrites { try BaseOverlay.apply(write, to: &tree) }
+        try writeStatuses(batch.statusChanges, to: db)
+        try writePeers(batch, to: db)
+
+        let before = (clockTime, marks)
+        marks.apply(batch.statusChanges)
+        if let time = batch.clockTime { clockTime = max(clockTime, time) }
+        if let frontier = batch.frontier, marks.frontier.map({ frontier > $0 }) ?? true {
+            let delete = try SQLiteStatement(db, SQLiteSchema.deleteOpsThrough)
+            delete.bind(1, StampKey.bytes(frontier))
+            try delete.run()
+            marks.frontier = frontier
+        }
+        if before != (clockTime, marks) { try SQLiteIdentityRow.updateProgress(db, clockTime: clockTime, marks: marks) }
+    }
+
+    /// Inserts ops with one reused statement; the stamp key is bound straight from the encoding.
+    private func insert(_ records: [OpRecord], into db: Database) throws {
+        let insert = try SQLiteStatement(db, SQLiteSchema.insertOp)
+        for record in records {
+            let op = record.op
+            insert.bind(1, record.encoded[1..<(1 + StampKey.count)])
+            insert.bind(2, op.origin.rawValue)
+            insert.bind(3, op.sequence)
+            if let status = record.status { insert.bind(4, Int64(status.rawValue)) } else { insert.bindNull(4) }
+            insert.bind(5, record.encoded)
+            do {
+                try insert.run()
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                throw StoreError.conflictingOp(origin: op.origin, sequence: op.sequence)
+            }
+        }
+    }
+
+    private func writeStatuses(_ changes: [StoreBatch.StatusChange], to db: Database) throws {
+        var update: SQLiteStatement?
+        for case .op(let stamp, let status) in changes {
+            let statement = try update ?? SQLiteStatement(db, SQLiteSchema.updateOpStatus)
+            update = statement
+            statement.bind(1, Int64(status.rawValue))
+            statement.bind(2, StampKey.bytes(stamp))
+            try statement.run()
+        }
+    }
+
+    private func writePeers(_ batch: StoreBatch, to db: Database) throws {
+        if !batch.peerVectors.isEmpty {
+            let upsert = try SQLiteStatement(db, SQLiteSchema.upsertPeer)
+            for (peer, vector) in batch.peerVectors {
+                var writer = ByteWriter()
+                OpCodec.write(vector, to: &writer)
+                upsert.bind(1, peer.rawValue)
+                upsert.bind(2, writer.bytes)
+                try upsert.run()
+            }
+        }
+        if let members = batch.members {
+            try SQLiteStatement(db, SQLiteSchema.deleteMembers).run()
+            let insert = try SQLiteStatement(db, SQLiteSchema.insertMember)
+            for member in members {
+                insert.bind(1, member.rawValue)
+                try insert.run()
+            }
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import GRDB
+import WeftCore
+
+// MARK: - Reads
+
+extension SQLiteStore {
+    public func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) throws -> [StoredOp] {
+        precondition(limit >= 1 && limit <= StoreLimits.opsPerQueryMax, "query between 1 and opsPerQueryMax ops")
+        return try withDatabase("reading ops by origin") { db in
+            let select = try SQLiteStatement(db, SQLiteSchema.selectOpsByOrigin)
+            select.bind(1, origin.rawValue)
+            select.bind(2, sequence)
+            select.bind(3, Int64(limit))
+            return try storedOps(select)
+        }
+    }
+
+    public func ops(after stamp: Stamp?, limit: Int) throws -> [StoredOp] {
+        precondition(limit >= 1 && limit <= StoreLimits.opsPerQueryMax, "query between 1 and opsPerQueryMax ops")
+        return try withDatabase("reading ops") { db in
+            let select: SQLiteStatement
+            if let stamp {
+                select = try SQLiteStatement(db, SQLiteSchema.selectOpsAfter)
+                select.bind(1, StampKey.bytes(stamp))
+                select.bind(2, Int64(limit))
+            } else {
+                select = try SQLiteStatement(db, SQLiteSchema.selectOpsFirst)
+                select.bind(1, Int64(limit))
+            }
+            return try storedOps(select)
+        }
+    }
+
+    public func allOps() throws -> [StoredOp] {
+        try withDatabase("reading all ops") { db in try storedOps(try SQLiteStatement(db, SQLiteSchema.selectAllOps)) }
+    }
+
+    public func op(_ stamp: Stamp) throws -> StoredOp? {
+        try withDatabase("reading an op") { db in
+            let select = try SQLiteStatement(db, SQLiteSchema.selectOp)
+            select.bind(1, StampKey.bytes(stamp))
+            return try storedOps(select).first
+        }
+    }
+
+    public func opCount() throws -> Int {
+        try withDatabase("counting ops") { db in Int(try SQLiteStatement(db, SQLiteSchema.countOps).scalarInt()) }
+    }
+
+    /// Decodes the rows (stamp, status, body) of a query. Call inside ``withDatabase(_:_:)``.
+    private func storedOps(_ select: SQLiteStatement) throws -> [StoredOp] {
+        let marks = cachedMarks
+        let local = cachedIdentity.replica
+        var result: [StoredOp] = []
+        try select.forEachRow {
+            guard let stamp = StampKey.stamp(select.blob(0)) else {
+                throw StoreError.corruptOp(stamp: nil, reason: "its key is not a 16-byte stamp")
+            }
+            let op: Op
+            do {
+                op = try OpCodec.decode(select.blob(2))
+            } catch {
+                throw StoreError.corruptOp(stamp: stamp, reason: "\(error)")
+            }
+            guard op.stamp == stamp else {
+                throw StoreError.corruptOp(stamp: stamp, reason: "its body holds op \(op.stamp.text)")
+            }
+            var recorded: OpStatus?
+            if !select.isNull(1) {
+                guard let raw = UInt8(exactly: select.int64(1)), let status = OpStatus(rawValue: raw) else {
+                    throw StoreError.corruptOp(stamp: stamp, reason: "unknown status \(select.int64(1))")
+                }
+                recorded = status
+            }
+            let status = marks.status(recorded: recorded, origin: op.origin, sequence: op.sequence, local: local)
+            result.append(StoredOp(op: op, status: status))
+        }
+        return result
+    }
+
+    public func readTree(at path: Path) throws -> Value {
+        try withDatabase("reading the tree") { db in try SQLiteTree(db, location: self.path).read(at: path) }
+    }
+
+    public func treeLeafCount() throws -> Int {
+        try withDatabase("counting tree leaves") { db in try SQLiteTree(db, location: path).leafCount() }
+    }
+
+    public func readBase(at path: Path) throws -> Value {
+        try withDatabase("reading the base") { db in
+            try BaseOverlay.read(try SQLiteTree(db, location: self.path), at: path)
+        }
+    }
+
+    public func baseOverrides() throws -> [BaseOverride] {
+        try withDatabase("reading the base overrides") { db in
+            try SQLiteTree(db, location: path).overrides(lower: "/", upper: "0")
+        }
+    }
+
+    public func peerVectors() throws -> [ReplicaID: VersionVector] {
+        try withDatabase("reading peer vectors") { db in
+            let select = try SQLiteStatement(db, SQLiteSchema.selectPeers)
+            var result: [ReplicaID: VersionVector] = [:]
+            try select.forEachRow {
+                guard let peer = ReplicaID(rawValue: select.uint64(0)) else {
+                    throw StoreError.corrupt(path: path, reason: "a peer has replica id 0")
+                }
+                do {
+                    var reader = ByteReader(select.blob(1))
+                    result[peer] = try OpCodec.readVersionVector(from: &reader)
+                    guard reader.isAtEnd else {
+                        throw CoreError.malformedEncoding(offset: reader.offset, reason: "trailing bytes")
+                    }
+                } catch {
+                    throw StoreError.corrupt(
+                        path: path, reason: "the version vector of peer \(peer) is damaged: \(error)")
+                }
+            }
+            return result
+        }
+    }
+
+    public func members() throws -> [ReplicaID] {
+        try withDatabase("reading the membership") { db in
+            let select = try SQLiteStatement(db, SQLiteSchema.selectMembers)
+            var result: [ReplicaID] = []
+            try select.forEachRow {
+                guard let member = ReplicaID(rawValue: select.uint64(0)) else {
+                    throw StoreError.corrupt(path: path, reason: "a member has replica id 0")
+                }
+                result.append(member)
+            }
+            return result.sorted()
+        }
+    }
+}

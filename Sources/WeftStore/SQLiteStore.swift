@@ -1,0 +1,226 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import WeftCore
+
+/// The store of a replica in one SQLite file, through GRDB: WAL journal, exclusive access, and group
+/// commits that write a whole ``StoreBatch`` in one transaction.
+///
+/// Opening takes the lock file `<path>.lock` (a second opener gets ``StoreError/inUse(path:pid:)``),
+/// checks that the file is a Weft database of a known schema, migrates it, and checks that it is the
+/// original of its identity (see ``StoreIdentity/instance``).
+///
+/// ```swift
+/// let store = try SQLiteStore(path: "/var/lib/weft/app.sqlite", options: .init(durability: .full))
+/// defer { try? store.close() }
+/// try store.commit(batch)
+/// ```
+///
+/// Every call is serialized inside the store (see ``Store`` for the ownership rule).
+public final class SQLiteStore: Store, @unchecked Sendable {
+    /// The database file.
+    public let path: String
+    /// The durability of commits (`PRAGMA synchronous`).
+    public let durability: Durability
+
+    /// Guards everything below; GRDB's queue serializes the connection itself.
+    private let lock = NSLock()
+    private var queue: DatabaseQueue?
+    private var fileLock: FileLock?
+    /// The identity and marks as stored; read and written inside ``withDatabase(_:_:)`` only.
+    var cachedIdentity: StoreIdentity
+    var cachedMarks: LogMarks
+
+    /// Opens the database at `path`, creating it when the file is missing or empty.
+    ///
+    /// ```swift
+    /// let store = try SQLiteStore(path: dir + "/weft.sqlite")
+    /// ```
+    /// - Throws: ``StoreError/inUse(path:pid:)``, ``StoreError/notADatabase(path:)``,
+    ///   ``StoreError/foreignDatabase(path:reason:)``, ``StoreError/newerSchema(path:found:supported:)``,
+    ///   ``StoreError/readOnlyLocation(path:reason:)``, ``StoreError/cannotOpen(path:reason:)``,
+    ///   ``StoreError/corrupt(path:reason:)`` and I/O errors. A failed open changes nothing in the file.
+    public init(path: String, options: StoreOptions = StoreOptions()) throws {
+        self.path = path
+        self.durability = options.durability
+        let fileLock = try FileLock.acquire(databasePath: path)
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: SQLiteStore.configuration)
+            do {
+                try SQLiteStore.prepare(queue, path: path, options: options)
+                try SQLiteSchema.migrator.migrate(queue)
+                (cachedIdentity, cachedMarks) = try queue.inDatabase { db in
+                    try SQLiteStore.loadIdentity(db, path: path, options: options)
+                }
+            } catch {
+                try? queue.close()
+                throw error
+            }
+            self.queue = queue
+            self.fileLock = fileLock
+        } catch {
+            fileLock.release()
+            throw StoreError.from(error, path: path, operation: "opening the database")
+        }
+    }
+
+    private static var configuration: Configuration {
+        var configuration = Configuration()
+        configuration.label = "weft.store"
+        configuration.foreignKeysEnabled = false
+        configuration.journalMode = .default
+        configuration.busyMode = .timeout(Double(StoreLimits.busyTimeoutMilliseconds) / 1000)
+        return configuration
+    }
+
+    /// Checks what the file holds, then sets the connection up. Nothing is written before the checks pass.
+    private static func prepare(_ queue: DatabaseQueue, path: String, options: StoreOptions) throws {
+        try queue.inDatabase { db in
+            // SQLite falls back to read-only when the file cannot be written; a store must write.
+            if sqlite3_db_readonly(db.sqliteConnection, "main") == 1 {
+                throw StoreError.readOnlyLocation(path: path, reason: "the database file cannot be written")
+            }
+            if try checkFormat(db, path: path) == .empty {
+                // Only possible before the first table exists, and not in WAL mode.
+                try db.execute(sql: "PRAGMA page_size = \(StoreLimits.pageBytes)")
+            }
+            // The lock file already keeps other processes out; exclusive locking also lets WAL work
+            // without a shared-memory file.
+            try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
+            let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
+            guard mode?.lowercased() == "wal" else {
+                throw StoreError.io(
+                    path: path, operation: "enabling write-ahead logging", message: "journal mode stayed \(mode ?? "?")"
+                )
+            }
+            try db.execute(sql: "PRAGMA synchronous = \(options.durability == .full ? "FULL" : "NORMAL")")
+            try db.execute(sql: "PRAGMA cache_size = -\(StoreLimits.pageCacheKibibytes)")
+            if let pages = options.pageCountMax {
+                precondition(pages > 0, "a page limit is positive")
+                _ = try Int.fetchOne(db, sql: "PRAGMA max_page_count = \(pages)")
+            }
+        }
+    }
+
+    /// What an openable file holds.
+    private enum Format { case empty, weft }
+
+    /// Refuses files Weft did not make, and Weft files from a newer schema.
+    private static func checkFormat(_ db: Database, path: String) throws -> Format {
+        let application = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+        let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        if application == SQLiteSchema.applicationID {
+            let superseded = try SQLiteSchema.migrator.hasBeenSuperseded(db)
+            if version > SQLiteSchema.version || superseded {
+                throw StoreError.newerSchema(path: path, found: version, supported: SQLiteSchema.version)
+            }
+            return .weft
+        }
+        let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        if application != 0 {
+            let hex = String(UInt32(bitPattern: application), radix: 16)
+            throw StoreError.foreignDatabase(path: path, reason: "its application id is 0x\(hex), not Weft's")
+        }
+        if !tables.isEmpty {
+            let names = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", …" : "")
+            throw StoreError.foreignDatabase(
+                path: path, reason: "it holds tables (\(names)) and no Weft application id")
+        }
+        return .empty
+    }
+
+    /// Reads the identity row, creating it in a new database, and checks the instance binding.
+    private static func loadIdentity(
+        _ db: Database, path: String, options: StoreOptions
+    ) throws -> (StoreIdentity, LogMarks) {
+        let inode = try FileStat.inode(path)
+        let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        if let stored = try SQLiteIdentityRow.read(db, location: path) {
+            let instance: InstanceState =
+                stored.inode == inode
+                ? .original
+                : .copied(reason: "the file is inode \(inode) but the database was made as inode \(stored.inode)")
+            let identity = StoreIdentity(
+                replica: stored.replica, clockTime: stored.clockTime, instanceToken: stored.token,
+                schemaVersion: version, instance: instance)
+            return (identity, stored.marks)
+        }
+        var generator = SystemRandomNumberGenerator()
+        let row = SQLiteIdentityRow(
+            replica: options.replicaForNewDatabase ?? ReplicaID.random(using: &generator), clockTime: 0,
+            token: .random(using: &generator), inode: inode, marks: LogMarks())
+        try row.insert(db)
+        let identity = StoreIdentity(
+            replica: row.replica, clockTime: 0, instanceToken: row.token, schemaVersion: version, instance: .original)
+        return (identity, row.marks)
+    }
+
+    // MARK: - Access
+
+    /// Runs `body` on the connection, serialized with every other call; errors come out as ``StoreError``.
+    func withDatabase<T>(_ operation: String, _ body: (Database) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let queue else { throw StoreError.closed(path: path) }
+        do {
+            return try queue.inDatabase(body)
+        } catch {
+            throw StoreError.from(error, path: path, operation: operation)
+        }
+    }
+
+    public var identity: StoreIdentity {
+        lock.lock()
+        defer { lock.unlock() }
+        return cachedIdentity
+    }
+
+    public var logMarks: LogMarks {
+        lock.lock()
+        defer { lock.unlock() }
+        return cachedMarks
+    }
+
+    public func requireOriginal() throws {
+        if case .copied(let reason) = identity.instance { throw StoreError.copiedDatabase(path: path, reason: reason) }
+    }
+
+    public func reidentify(newID: ReplicaID) throws {
+        try withDatabase("giving the database a new identity") { db in
+            var generator = SystemRandomNumberGenerator()
+            let old = cachedIdentity
+            var row = SQLiteIdentityRow(
+                replica: newID, clockTime: old.clockTime, token: .random(using: &generator),
+                inode: try FileStat.inode(path), marks: cachedMarks)
+            try db.inTransaction(.immediate) {
+                try SQLiteIdentityRow.materializeStatuses(db, origin: old.replica, marks: cachedMarks)
+                row.marks.acknowledgedThrough = 0
+                row.marks.stableThrough = 0
+                try row.update(db)
+                return .commit
+            }
+            // An identity must survive a power loss: a lost one could hand out the old id's sequences again.
+            try SQLiteStore.checkpoint(db, path: path)
+            cachedIdentity = StoreIdentity(
+                replica: newID, clockTime: old.clockTime, instanceToken: row.token, schemaVersion: old.schemaVersion,
+                instance: .original)
+            cachedMarks = row.marks
+        }
+    }
+
+    public func close() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let queue else { return }
+        self.queue = nil
+        defer {
+            fileLock?.release()
+            fileLock = nil
+        }
+        do {
+            try queue.close()
+        } catch {
+            throw StoreError.from(error, path: path, operation: "closing the database")
+        }
+    }
+}
