@@ -157,19 +157,47 @@ final class Checker {
             return failure(.stampNotMonotonic, replica, "the clock restarted below \(greatest)")
         }
         knownOrder[replica] = recovered.ops.map(\.stamp)
-        return compareWithFold(replica, ops: recovered.ops, state: state)
+        let folded = ReferenceFold.fold(recovered.ops, registry: registry).state
+        if let tree = recovered.tree, tree != folded {
+            let at = ValueDifference.first(between: folded, and: tree)
+            return failure(
+                .recoveryMismatch, replica,
+                "the stored tree differs from the fold of the stored ops at \(at.path): "
+                    + "fold has \(at.expected), tree has \(at.actual)")
+        }
+        return compare(replica, folded: folded, count: recovered.ops.count, state: state)
     }
 
     // MARK: - Checks
 
     /// The replica's state must be the reference fold of the ops it holds.
     func compareWithFold(_ replica: Int, ops: [Op], state: Value) -> SimulationFailure? {
-        let folded = ReferenceFold.fold(ops, registry: registry).state
+        compare(replica, folded: ReferenceFold.fold(ops, registry: registry).state, count: ops.count, state: state)
+    }
+
+    private func compare(_ replica: Int, folded: Value, count: Int, state: Value) -> SimulationFailure? {
         guard folded != state else { return nil }
         let at = ValueDifference.first(between: folded, and: state)
         return failure(
             .stateDiffersFromFold, replica,
-            "after \(ops.count) ops, at \(at.path): fold has \(at.expected), replica has \(at.actual)")
+            "after \(count) ops, at \(at.path): fold has \(at.expected), replica has \(at.actual)")
+    }
+
+    /// A snapshot must be the fold of exactly the ops its frontier covers.
+    func snapshot(_ snapshot: SyncSnapshot, at replica: Int) -> SimulationFailure? {
+        let covered = slots.compactMap { slot, stamp in
+            snapshot.frontier.contains(origin: slot.origin, sequence: slot.sequence) ? ops[stamp] : nil
+        }
+        guard UInt64(covered.count) == snapshot.frontier.total else {
+            return failure(.conflictingOps, replica, "a snapshot at \(snapshot.frontier) covers ops no replica made")
+        }
+        let folded = ReferenceFold.fold(covered, registry: registry).state
+        guard folded != snapshot.value else { return nil }
+        let at = ValueDifference.first(between: folded, and: snapshot.value)
+        return failure(
+            .stateDiffersFromFold, replica,
+            "snapshot at \(snapshot.frontier) differs from the fold of its \(covered.count) ops at \(at.path): "
+                + "fold has \(at.expected), snapshot has \(at.actual)")
     }
 
     /// The ops a replica holds, from the table.

@@ -87,12 +87,19 @@ public enum CoverageCounter: String, Codable, Sendable, Hashable, CaseIterable {
     case duplicateOpsDelivered = "ops.duplicatesDelivered"
     case acknowledgements
     case opsCompacted = "ops.compacted"
+    case snapshotsReceived = "snapshots.received"
     // Workload.
     case opsWritten = "ops.written"
     case opsRejected = "ops.rejected"
     case transactionsRejected = "ops.transactionsRejected"
     case callsRefused = "ops.callsRefused"
     case bankTransfers = "ops.bankTransfers"
+    // Roads the merge engines took.
+    case engineInOrder = "engine.inOrder"
+    case engineCounterShortcuts = "engine.counterShortcuts"
+    case engineHiddenWrites = "engine.hiddenWrites"
+    case engineRefolds = "engine.refolds"
+    case engineReplayedOps = "engine.replayedOps"
     // Checks.
     case foldChecks = "checks.fold"
     case digestChecks = "checks.digest"

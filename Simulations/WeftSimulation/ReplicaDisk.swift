@@ -6,9 +6,13 @@ import WeftCore
 /// A commit is one transaction: after a crash it is there whole or not at all, and commits survive
 /// in order (a crash keeps a prefix of the unsynced ones, as a write-ahead log allows).
 protocol ReplicaDisk: AnyObject {
-    /// Stores `ops` (each new to the replica) and the clock's packed time in one commit.
+    /// True when the disk keeps the materialized tree too, so the replica must pass the engine's
+    /// changes with each commit.
+    var storesTree: Bool { get }
+    /// Stores `ops` (each new to the replica), the tree changes they made, and the clock's packed
+    /// time in one commit.
     /// - Throws: any storage error; the simulation reports it as a failure.
-    func commit(_ ops: [Op], clockTime: UInt64) throws
+    func commit(_ ops: [Op], changes: [Change], clockTime: UInt64) throws
     /// Makes every commit so far survive a power loss (fsync).
     /// - Throws: any storage error.
     func sync() throws
@@ -20,6 +24,8 @@ protocol ReplicaDisk: AnyObject {
     /// What the disk holds after a restart: every op, in stamp order, and the clock's packed time.
     /// - Throws: any storage error.
     func recover() throws -> RecoveredLog
+    /// Releases the disk at the end of a run (closes files).
+    func close()
 }
 
 /// What a replica reads back from its disk when it restarts.
@@ -28,6 +34,8 @@ struct RecoveredLog {
     var ops: [Op]
     /// The packed time of the greatest stamp the replica had made or seen (0 for a new replica).
     var clockTime: UInt64
+    /// The materialized tree read back, when the disk keeps one.
+    var tree: Value?
 }
 
 /// The simulator's own disk model: an op log whose commits are unsynced until ``sync()``.
@@ -36,7 +44,11 @@ final class SimulatedDisk: ReplicaDisk {
     private var syncedClockTime: UInt64 = 0
     private var unsynced: [(ops: [Op], clockTime: UInt64)] = []
 
-    func commit(_ ops: [Op], clockTime: UInt64) throws {
+    var storesTree: Bool { false }
+
+    func close() {}
+
+    func commit(_ ops: [Op], changes: [Change], clockTime: UInt64) throws {
         unsynced.append((ops, clockTime))
     }
 
@@ -58,7 +70,7 @@ final class SimulatedDisk: ReplicaDisk {
     func recover() throws -> RecoveredLog {
         precondition(unsynced.isEmpty, "recover after a crash")
         synced.sort { $0.stamp < $1.stamp }
-        return RecoveredLog(ops: synced, clockTime: syncedClockTime)
+        return RecoveredLog(ops: synced, clockTime: syncedClockTime, tree: nil)
     }
 
     private func keep(_ commit: (ops: [Op], clockTime: UInt64)) {

@@ -23,14 +23,16 @@ protocol ReplicaEngine: AnyObject {
     var frontier: Stamp? { get }
     /// The state folded from the compacted ops.
     var base: Value { get }
+    /// Which road the engine took for each op.
+    var statistics: MergeStatistics { get }
 }
 
 extension MergeEngine: ReplicaEngine {}
 
 extension Sabotage {
     /// An engine for a replica: the real one, wrapped in a sabotage when there is one.
-    static func engine(_ sabotage: Sabotage?, registry: FunctionRegistry) -> any ReplicaEngine {
-        let engine = MergeEngine(registry: registry, capturesChanges: false)
+    static func engine(_ sabotage: Sabotage?, registry: FunctionRegistry, capturesChanges: Bool) -> any ReplicaEngine {
+        let engine = MergeEngine(registry: registry, capturesChanges: capturesChanges)
         guard let sabotage else { return engine }
         return SabotagedEngine(inner: engine, sabotage: sabotage)
     }

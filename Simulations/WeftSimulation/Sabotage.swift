@@ -88,6 +88,7 @@ final class SabotagedEngine: ReplicaEngine {
     func contains(_ stamp: Stamp) -> Bool { inner.contains(stamp) }
     var frontier: Stamp? { inner.frontier }
     var base: Value { inner.base }
+    var statistics: MergeStatistics { inner.statistics }
     func compact(upTo frontier: Stamp) -> Int { inner.compact(upTo: frontier) }
     func outcome(of stamp: Stamp) -> Outcome? { inner.outcome(of: stamp) }
 

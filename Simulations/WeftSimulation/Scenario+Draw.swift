@@ -39,6 +39,10 @@ public struct ScenarioOptions: Codable, Sendable, Hashable {
     public var allFaults = false
     /// A deliberately broken merge rule for every seed; nil for the real engine.
     public var sabotage: Sabotage?
+    /// Where replicas keep their logs.
+    public var storage: StorageKind = .memoryStore
+    /// Share of seeds in which one replica keeps its log in a SQLite file instead.
+    public var sqliteShare = 0.02
 
     /// The default options: 2 to 8 replicas, 500 ops, every fault kind allowed.
     public init() {}
@@ -52,6 +56,9 @@ public struct ScenarioOptions: Codable, Sendable, Hashable {
         }
         guard (1...SimulationLimits.opsMax).contains(opCount) else {
             throw SimulationError.invalidScenario(reason: "ops must be in 1...\(SimulationLimits.opsMax)")
+        }
+        guard (0...1).contains(sqliteShare) else {
+            throw SimulationError.invalidScenario(reason: "the SQLite share must be in 0...1")
         }
     }
 }
@@ -79,7 +86,14 @@ extension Scenario {
             max(SimulationLimits.ticksFaultMin, UInt64(options.opCount * 2 / rate) + rng.below(500)))
         let network = drawNetwork(enabled: enabled, rng: &rng)
         let sessions = drawSessions(rng: &rng)
-        let replicas = (0..<replicaCount).map { _ in drawReplica(enabled: enabled, rng: &rng) }
+        var replicas = (0..<replicaCount).map { _ in
+            drawReplica(enabled: enabled, storage: options.storage, rng: &rng)
+        }
+        let sqliteReplica = Int(rng.below(UInt64(replicaCount)))
+        if rng.chance(options.sqliteShare) {
+            replicas[sqliteReplica].storage = .sqliteStore
+            replicas[sqliteReplica].syncsEveryCommit = true
+        }
         var drawer = EpisodeDrawer(
             replicaCount: replicaCount, topology: topology, ticksFault: ticksFault,
             offsets: replicas.map(\.clockOffsetMillis))
@@ -115,14 +129,16 @@ extension Scenario {
             idleTimeoutTicks: ping * (3 + rng.below(4)), handshakeTimeoutTicks: ping * (2 + rng.below(4)))
     }
 
-    static func drawReplica(enabled: Set<FaultKind>, rng: inout SeededGenerator) -> ReplicaProfile {
+    static func drawReplica(
+        enabled: Set<FaultKind>, storage: StorageKind, rng: inout SeededGenerator
+    ) -> ReplicaProfile {
         let limit = SimulationLimits.clockOffsetMillisMax
         let offset = Int64(rng.int(in: Int(-limit)...Int(limit)))
         let interval = rng.int(
             in: Int(SimulationLimits.syncIntervalTicksMin)...Int(SimulationLimits.syncIntervalTicksMax))
         return ReplicaProfile(
             syncsEveryCommit: rng.chance(0.5), syncIntervalTicks: UInt64(interval),
-            clockOffsetMillis: enabled.contains(.clockSkew) ? offset : 0, storage: .simulatedDisk)
+            clockOffsetMillis: enabled.contains(.clockSkew) ? offset : 0, storage: storage)
     }
 }
 

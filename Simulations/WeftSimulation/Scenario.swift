@@ -185,8 +185,13 @@ public struct SessionProfile: Codable, Sendable, Hashable {
 
 /// Where a replica keeps its log.
 public enum StorageKind: String, Codable, Sendable, Hashable, CaseIterable {
-    /// The simulator's own disk model: an op log with synced and unsynced commits.
-    case simulatedDisk
+    /// WeftStore's `MemoryStore`, whose disk model loses unsynced commits in a crash.
+    case memoryStore = "memory"
+    /// WeftStore's `SQLiteStore` in a temporary folder (every commit synced; a crash closes and
+    /// reopens the file).
+    case sqliteStore = "sqlite"
+    /// The simulator's own, faster disk model: an op log with synced and unsynced commits, no tree.
+    case simulatedDisk = "simulated"
 }
 
 /// Disk and clock of one replica.

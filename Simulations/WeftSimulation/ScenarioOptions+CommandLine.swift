@@ -20,6 +20,8 @@ extension ScenarioOptions {
         }
         if allFaults { arguments.append("--all-faults") }
         if let sabotage { arguments += ["--sabotage", sabotage.rawValue] }
+        if storage != defaults.storage { arguments += ["--storage", storage.rawValue] }
+        if sqliteShare != defaults.sqliteShare { arguments += ["--sqlite-share", "\(sqliteShare)"] }
         return arguments
     }
 

@@ -50,7 +50,7 @@ final class SimulatedReplica {
         self.sabotage = sabotage
         self.members = members
         self.hubs = hubs
-        engine = Sabotage.engine(sabotage, registry: Workload.registry)
+        engine = Sabotage.engine(sabotage, registry: Workload.registry, capturesChanges: disk.storesTree)
         clock = HybridClock(replica: id, driftMillisMax: SimulationLimits.driftMillisMax)
         book = AcknowledgementBook(local: id, members: members, hubs: hubs)
         clockOffsetMillis = profile.clockOffsetMillis
@@ -82,7 +82,7 @@ final class SimulatedReplica {
         lastOwnSequence += 1
         let op = WritePlan.op(of: write, stamp: stamp, sequence: lastOwnSequence, read: engine.versionVector)
         let report = engine.apply([op])
-        try commit([op])
+        try commit([op], changes: report.changes)
         return (op, report)
     }
 
@@ -102,19 +102,26 @@ final class SimulatedReplica {
             if !engine.contains(op.stamp), seen.insert(op.stamp).inserted { fresh.append(op) }
         }
         let report = engine.apply(ops)
-        if !fresh.isEmpty { try commit(fresh) }
+        if !fresh.isEmpty { try commit(fresh, changes: report.changes) }
         return (fresh, report)
     }
 
     /// One group commit; synced at once when the replica syncs every commit.
-    private func commit(_ ops: [Op]) throws {
-        try disk.commit(ops, clockTime: clock.lastTime)
+    private func commit(_ ops: [Op], changes: [Change]) throws {
+        try disk.commit(ops, changes: changes, clockTime: clock.lastTime)
         if profile.syncsEveryCommit {
             try disk.sync()
             for op in ops { durable.add(op) }
             cachedView = nil
-        } else {
-            unsyncedCommits.append(ops)
+            return
+        }
+        unsyncedCommits.append(ops)
+        // A disk may sync on its own (a WAL's automatic checkpoint): those commits are durable now.
+        let syncedAlone = unsyncedCommits.count - disk.unsyncedCommitCount
+        if syncedAlone > 0 {
+            for commit in unsyncedCommits.prefix(syncedAlone) { for op in commit { durable.add(op) } }
+            unsyncedCommits.removeFirst(syncedAlone)
+            cachedView = nil
         }
     }
 
@@ -190,7 +197,7 @@ final class SimulatedReplica {
     func restart() throws -> RecoveredLog {
         precondition(!isUp, "restart of a running replica")
         let recovered = try disk.recover()
-        engine = Sabotage.engine(sabotage, registry: Workload.registry)
+        engine = Sabotage.engine(sabotage, registry: Workload.registry, capturesChanges: disk.storesTree)
         _ = engine.apply(recovered.ops)
         clock = HybridClock(replica: id, lastTime: recovered.clockTime, driftMillisMax: SimulationLimits.driftMillisMax)
         lastOwnSequence = recovered.ops.reduce(0) { $1.origin == id ? max($0, $1.sequence) : $0 }
@@ -199,6 +206,16 @@ final class SimulatedReplica {
         isUp = true
         cachedView = nil
         return recovered
+    }
+
+    /// Adds the statistics of the current engine to `coverage` (before a crash drops it, and at the end).
+    func countEngineRoads(into coverage: inout Coverage) {
+        let statistics = engine.statistics
+        coverage.bump(.engineInOrder, by: statistics.inOrder)
+        coverage.bump(.engineCounterShortcuts, by: statistics.counterShortcuts)
+        coverage.bump(.engineHiddenWrites, by: statistics.hiddenWrites)
+        coverage.bump(.engineRefolds, by: statistics.refolds)
+        coverage.bump(.engineReplayedOps, by: statistics.replayedOps)
     }
 
     /// Ops known to the engine and not yet durable.

@@ -13,10 +13,7 @@ extension Simulation {
             switch action {
             case .send(let bytes): transmit(bytes, from: address)
             case .applyOps(let ops, let peer): applyRemote(ops, from: peer, at: address)
-            case .installSnapshot(let snapshot, let peer):
-                fail(
-                    .unexpectedAction, replica(at: address),
-                    "a snapshot at \(snapshot.frontier) came from \(peer), but no replica compacts in the simulation")
+            case .installSnapshot(let snapshot, let peer): install(snapshot, from: peer, at: address)
             case .recordAcknowledgement(let acknowledgement, let peer):
                 recordAcknowledgement(acknowledgement, from: peer, at: address)
             case .scheduleTimer(let timer, let delay): scheduleTimer(timer, after: delay, at: address)
@@ -54,6 +51,24 @@ extension Simulation {
         count(report)
         record(checker.received(ops, fresh: fresh, at: index))
         if replica.profile.syncsEveryCommit, !fresh.isEmpty { scheduleGrowth(index) }
+    }
+
+    /// A peer sent a snapshot. Replicas only compact what every member durably holds, so the
+    /// receiver always holds the snapshot's ops (the sender's cursor merely lagged behind what the
+    /// receiver learnt elsewhere): the snapshot must be the fold of exactly those ops, and there is
+    /// nothing to install. A snapshot of ops the receiver lacks would mean a compaction too far.
+    private func install(_ snapshot: SyncSnapshot, from peer: ReplicaID, at address: EndpointAddress) {
+        guard let index = replica(at: address) else { return }
+        let durable = replicas[index].durable.vector
+        guard durable.covers(snapshot.frontier) else {
+            return fail(
+                .unexpectedAction, index,
+                "\(peer) sent a snapshot at \(snapshot.frontier) but this replica holds \(durable): "
+                    + "something compacted ops a member lacks")
+        }
+        coverage.bump(.snapshotsReceived)
+        record(checker.snapshot(snapshot, at: index))
+        withSession(address) { session, view, now in session.onLocalOpsAppended(source: view, now: now) }
     }
 
     private func recordAcknowledgement(_ acknowledgement: Acknowledgement, from peer: ReplicaID, at address: EndpointAddress) {

@@ -53,6 +53,7 @@ extension Simulation {
             }
         }
         let endpoints = replica.endpoints
+        replica.countEngineRoads(into: &coverage)
         let unsynced = replica.unsyncedCommits.count
         let kept = Int(diskRandom.below(UInt64(unsynced + 1)))
         let lost = replica.crash(keepingUnsyncedCommits: kept)

@@ -53,6 +53,8 @@ public final class Simulation {
     public var recordsOps = false
     /// The ops written, with their tick and replica, when ``recordsOps`` is set.
     public private(set) var writtenOps: [WrittenOp] = []
+    /// The folder of this run's SQLite files, once made.
+    var sqliteFolder: String?
 
     /// A world for `scenario` (checked with ``Scenario/validate()`` first when it comes from outside).
     public init(scenario: Scenario) {
@@ -66,6 +68,8 @@ public final class Simulation {
         buildReplicas(ids: ids)
         buildLinks()
     }
+
+    deinit { closeDisks() }
 
     /// Runs the scenario to convergence or to the first failure.
     public func run() -> SimulationReport {
@@ -86,6 +90,8 @@ public final class Simulation {
         if failure == nil, convergenceTicks == nil {
             fail(.notConverged, nil, "the event queue ran dry before convergence")
         }
+        for replica in replicas where replica.isUp { replica.countEngineRoads(into: &coverage) }
+        closeDisks()
         return SimulationReport(
             seed: scenario.seed, replicaCount: scenario.replicaCount, topology: scenario.topology,
             traceHash: trace.value, failure: failure, convergenceTicks: convergenceTicks, ticks: now, events: events,
@@ -101,16 +107,26 @@ public final class Simulation {
             let profile = scenario.replicas[index]
             replicas.append(
                 SimulatedReplica(
-                    index: index, id: id, profile: profile, disk: makeDisk(profile.storage, replica: index),
+                    index: index, id: id, profile: profile, disk: makeDisk(profile, replica: index, id: id),
                     sabotage: scenario.sabotage, members: members, hubs: hubs))
             if profile.clockOffsetMillis != 0 { coverage.bump(.clockSkews) }
             configurations.append(configuration(index: index, ids: ids))
         }
     }
 
-    func makeDisk(_ kind: StorageKind, replica: Int) -> any ReplicaDisk {
-        switch kind {
+    func makeDisk(_ profile: ReplicaProfile, replica: Int, id: ReplicaID) -> any ReplicaDisk {
+        switch profile.storage {
         case .simulatedDisk: return SimulatedDisk()
+        case .memoryStore:
+            return StoreDisk(memoryFor: id, durability: profile.syncsEveryCommit ? .full : .normal, name: "r\(replica)")
+        case .sqliteStore:
+            do {
+                let folder = try temporaryFolder()
+                return try StoreDisk(sqliteAt: folder + "/r\(replica).sqlite", replica: id)
+            } catch {
+                fail(.localFailure, replica, "cannot open a SQLite store: \(error)")
+                return SimulatedDisk()
+            }
         }
     }
 
@@ -253,6 +269,7 @@ public final class Simulation {
         let replica = replicas[index]
         replica.growthScheduled = false
         guard replica.isUp else { return }
+        coverage.bump(.opsCompacted, by: replica.compactToStableFrontier())
         for address in replica.endpoints {
             withSession(address) { session, view, now in session.onLocalOpsAppended(source: view, now: now) }
         }

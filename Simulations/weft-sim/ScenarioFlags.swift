@@ -21,6 +21,12 @@ struct ScenarioFlags: ParsableArguments {
     @Option(name: .long, help: "A deliberately broken merge rule: \(Sabotage.allCases.map(\.rawValue).joined(separator: ", ")).")
     var sabotage: String?
 
+    @Option(name: .long, help: "Where replicas keep their logs: memory (WeftStore's MemoryStore) or simulated.")
+    var storage: String = StorageKind.memoryStore.rawValue
+
+    @Option(name: .long, help: "Share of seeds in which one replica keeps its log in a SQLite file.")
+    var sqliteShare: Double = ScenarioOptions().sqliteShare
+
     /// The scenario options these flags give.
     func options() throws -> ScenarioOptions {
         var options = ScenarioOptions()
@@ -37,6 +43,11 @@ struct ScenarioFlags: ParsableArguments {
                 guard let parsed = Sabotage(rawValue: sabotage) else { throw ValidationError("unknown sabotage \(sabotage)") }
                 options.sabotage = parsed
             }
+            guard let kind = StorageKind(rawValue: storage), kind != .sqliteStore else {
+                throw ValidationError("--storage must be memory or simulated (SQLite is chosen with --sqlite-share)")
+            }
+            options.storage = kind
+            options.sqliteShare = sqliteShare
             try options.validate()
         } catch {
             throw ValidationError("\(error)")
