@@ -43,7 +43,8 @@ public struct Episode: Codable, Sendable, Hashable {
             }
         case .clockBeyondDrift(_, let beyond):
             guard (1...SimulationLimits.beyondDriftMillisMax).contains(beyond) else {
-                throw SimulationError.invalidScenario(reason: "a clock may run 1...\(SimulationLimits.beyondDriftMillisMax) ms beyond the drift limit")
+                throw SimulationError.invalidScenario(
+                    reason: "a clock may run 1...\(SimulationLimits.beyondDriftMillisMax) ms beyond the drift limit")
             }
         case .isolate, .crash: break
         }
@@ -73,7 +74,8 @@ public enum Fault: Codable, Sendable, Hashable, CustomStringConvertible {
     public var replicas: [Int] {
         switch self {
         case .partition(let side, _): return side
-        case .isolate(let replica), .crash(let replica, _), .clockJump(let replica, _), .clockBeyondDrift(let replica, _):
+        case .isolate(let replica), .crash(let replica, _), .clockJump(let replica, _),
+            .clockBeyondDrift(let replica, _):
             return [replica]
         case .clog(let from, let to): return [from, to]
         }

@@ -84,7 +84,8 @@ struct NetworkModel {
 
     /// True when nothing holds traffic either way between two replicas now.
     func reachable(_ first: Int, _ second: Int, at tick: UInt64) -> Bool {
-        nextOpenTick(from: first, to: second, at: tick) == tick && nextOpenTick(from: second, to: first, at: tick) == tick
+        nextOpenTick(from: first, to: second, at: tick) == tick
+            && nextOpenTick(from: second, to: first, at: tick) == tick
     }
 
     // MARK: - Frames

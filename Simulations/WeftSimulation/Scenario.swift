@@ -66,7 +66,8 @@ public struct Scenario: Codable, Sendable, Hashable {
         try require(replicaRange.contains(replicaCount), "replicaCount must be in \(replicaRange)")
         try require(workloadWriters >= replicaCount, "workloadWriters must be at least replicaCount")
         try require(workloadWriters <= SimulationLimits.replicasMax, "workloadWriters is above replicasMax")
-        try require((0...SimulationLimits.opsMax).contains(opCount), "opCount must be in 0...\(SimulationLimits.opsMax)")
+        try require(
+            (0...SimulationLimits.opsMax).contains(opCount), "opCount must be in 0...\(SimulationLimits.opsMax)")
         let tickRange = SimulationLimits.ticksFaultMin...SimulationLimits.ticksFaultMax
         try require(tickRange.contains(ticksFault), "ticksFault must be in \(tickRange)")
         try require(replicas.count == replicaCount, "one replica profile per replica")

@@ -10,7 +10,9 @@ extension ScenarioOptions {
         let defaults = ScenarioOptions()
         var arguments: [String] = []
         if replicasMin != defaults.replicasMin || replicasMax != defaults.replicasMax {
-            arguments += ["--replicas", replicasMin == replicasMax ? "\(replicasMin)" : "\(replicasMin)-\(replicasMax)"]
+            arguments += [
+                "--replicas", replicasMin == replicasMax ? "\(replicasMin)" : "\(replicasMin)-\(replicasMax)",
+            ]
         }
         if opCount != defaults.opCount { arguments += ["--ops", "\(opCount)"] }
         if let topology { arguments += ["--topology", topology.rawValue] }

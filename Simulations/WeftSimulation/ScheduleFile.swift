@@ -84,7 +84,8 @@ public enum OpText {
         switch op.kind {
         case .set(let value): return "set \(op.path) \(value.jsonString())"
         case .merge(let children):
-            return "merge \(op.path) {" + children.map { "\($0.relative): \($0.value.jsonString())" }.joined(separator: ", ")
+            return "merge \(op.path) {"
+                + children.map { "\($0.relative): \($0.value.jsonString())" }.joined(separator: ", ")
                 + "}"
         case .increment(let by, let from): return "increment \(op.path) by \(by) from \(from)"
         case .batch(let writes):
@@ -99,7 +100,8 @@ public enum OpText {
         switch write {
         case .set(let path, let value): return "set \(path) \(value.jsonString())"
         case .merge(let path, let children):
-            return "merge \(path) {" + children.map { "\($0.relative): \($0.value.jsonString())" }.joined(separator: ", ")
+            return "merge \(path) {"
+                + children.map { "\($0.relative): \($0.value.jsonString())" }.joined(separator: ", ")
                 + "}"
         case .increment(let path, let by, let from): return "increment \(path) by \(by) from \(from)"
         }

@@ -71,7 +71,9 @@ extension Simulation {
         withSession(address) { session, view, now in session.onLocalOpsAppended(source: view, now: now) }
     }
 
-    private func recordAcknowledgement(_ acknowledgement: Acknowledgement, from peer: ReplicaID, at address: EndpointAddress) {
+    private func recordAcknowledgement(
+        _ acknowledgement: Acknowledgement, from peer: ReplicaID, at address: EndpointAddress
+    ) {
         guard let index = replica(at: address), let peerIndex = replicas.firstIndex(where: { $0.id == peer }) else {
             return fail(.unexpectedAction, replica(at: address), "an acknowledgement from unknown replica \(peer)")
         }

@@ -25,7 +25,9 @@ extension Simulation {
             let replica = up[foldChecksDone % up.count]
             foldChecksDone += 1
             coverage.bump(.foldChecks)
-            record(checker.compareWithFold(replica.index, ops: checker.knownOps(replica.index), state: replica.engine.state))
+            record(
+                checker.compareWithFold(
+                    replica.index, ops: checker.knownOps(replica.index), state: replica.engine.state))
             if let violation = CounterOracle.bankViolation(in: replica.engine.state) {
                 fail(.bankInvariant, replica.index, violation)
             }
@@ -131,7 +133,8 @@ extension Simulation {
         }
         let vector = reference.durable.vector
         guard vector.covers(checker.acknowledged) else {
-            return fail(.durableOpLost, nil, "ops acknowledged up to \(checker.acknowledged) but the end holds \(vector)")
+            return fail(
+                .durableOpLost, nil, "ops acknowledged up to \(checker.acknowledged) but the end holds \(vector)")
         }
         let sorted = table.values.sorted { $0.stamp < $1.stamp }
         let fold = ReferenceFold.fold(sorted, registry: Workload.registry)
@@ -144,7 +147,8 @@ extension Simulation {
                 "converged state differs from the fold of \(sorted.count) ops at \(at.path): "
                     + "fold has \(at.expected), replicas have \(at.actual)")
         }
-        let expected = CounterOracle.expected(sortedOps: sorted, foldOutcomes: fold.outcomes, registry: Workload.registry)
+        let expected = CounterOracle.expected(
+            sortedOps: sorted, foldOutcomes: fold.outcomes, registry: Workload.registry)
         for root in CounterOracle.roots where expected[root] != state[root] {
             let at = ValueDifference.first(between: expected[root], and: state[root])
             return fail(

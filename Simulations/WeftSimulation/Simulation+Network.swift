@@ -215,7 +215,8 @@ extension Simulation {
         guard let connection = connections[address.connection], connection.sessions[address.side] != nil else { return }
         connections[address.connection]!.sessions[address.side] = nil
         for timer in SyncTimer.allCases {
-            connections[address.connection]!.timerGenerations[Connection.timerSlot(side: address.side, timer: timer)] += 1
+            connections[address.connection]!.timerGenerations[Connection.timerSlot(side: address.side, timer: timer)] +=
+                1
         }
         let replica = replicas[connection.replicas[address.side]]
         replica.endpoints.removeAll { $0 == address }

@@ -162,7 +162,9 @@ public final class Simulation {
                 for _ in 0..<SimulationLimits.meshChordsPerReplica {
                     let other = (index + 2 + Int(network.draw(below: UInt64(count - 3)))) % count
                     let pair = (min(index, other), max(index, other))
-                    if !pairs.contains(where: { ($0.0 == pair.0 && $0.1 == pair.1) || ($0.0 == pair.1 && $0.1 == pair.0) }) {
+                    if !pairs.contains(where: {
+                        ($0.0 == pair.0 && $0.1 == pair.1) || ($0.0 == pair.1 && $0.1 == pair.0)
+                    }) {
                         pairs.append(pair)
                     }
                 }
@@ -174,7 +176,8 @@ public final class Simulation {
     private func start() {
         for index in links.indices { scheduleDial(index, at: network.draw(below: 5)) }
         for replica in replicas where !replica.profile.syncsEveryCommit {
-            queue.schedule(.sync(replica: replica.index, generation: replica.generation), at: replica.profile.syncIntervalTicks)
+            queue.schedule(
+                .sync(replica: replica.index, generation: replica.generation), at: replica.profile.syncIntervalTicks)
         }
         for (index, episode) in scenario.episodes.enumerated() {
             queue.schedule(.episodeStart(index: index), at: episode.startTick)
@@ -189,8 +192,10 @@ public final class Simulation {
     private func handle(_ event: Event) {
         switch event {
         case .write(let index): write(index)
-        case .deliver(let connection, let side, let bytes): deliver(bytes, to: EndpointAddress(connection: connection, side: side))
-        case .transportClosed(let connection, let side): transportClosed(EndpointAddress(connection: connection, side: side))
+        case .deliver(let connection, let side, let bytes):
+            deliver(bytes, to: EndpointAddress(connection: connection, side: side))
+        case .transportClosed(let connection, let side):
+            transportClosed(EndpointAddress(connection: connection, side: side))
         case .timer(let connection, let side, let timer, let generation):
             timerFired(timer, generation: generation, at: EndpointAddress(connection: connection, side: side))
         case .dial(let link): dial(link)

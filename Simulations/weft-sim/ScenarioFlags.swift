@@ -18,7 +18,9 @@ struct ScenarioFlags: ParsableArguments {
     @Flag(name: .long, help: "Enable every allowed fault kind in every seed (no swarm subsets).")
     var allFaults = false
 
-    @Option(name: .long, help: "A deliberately broken merge rule: \(Sabotage.allCases.map(\.rawValue).joined(separator: ", ")).")
+    @Option(
+        name: .long,
+        help: "A deliberately broken merge rule: \(Sabotage.allCases.map(\.rawValue).joined(separator: ", ")).")
     var sabotage: String?
 
     @Option(name: .long, help: "Where replicas keep their logs: memory (WeftStore's MemoryStore) or simulated.")
@@ -35,12 +37,16 @@ struct ScenarioFlags: ParsableArguments {
             try options.setFaults(faults)
             options.opCount = ops
             if let topology {
-                guard let parsed = Topology(rawValue: topology) else { throw ValidationError("unknown topology \(topology)") }
+                guard let parsed = Topology(rawValue: topology) else {
+                    throw ValidationError("unknown topology \(topology)")
+                }
                 options.topology = parsed
             }
             options.allFaults = allFaults
             if let sabotage {
-                guard let parsed = Sabotage(rawValue: sabotage) else { throw ValidationError("unknown sabotage \(sabotage)") }
+                guard let parsed = Sabotage(rawValue: sabotage) else {
+                    throw ValidationError("unknown sabotage \(sabotage)")
+                }
                 options.sabotage = parsed
             }
             guard let kind = StorageKind(rawValue: storage), kind != .sqliteStore else {

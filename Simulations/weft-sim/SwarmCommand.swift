@@ -41,7 +41,8 @@ struct SwarmCommand: AsyncParsableCommand {
             let rate = progress.elapsedSeconds > 0 ? Double(progress.done) / progress.elapsedSeconds : 0
             let width = String(progress.total).count
             let done = String(progress.done).leftPadded(to: width)
-            let line = "\r[\(done)/\(progress.total)] \(rate.formatted(digits: 1)) seeds/s · \(progress.failures) failures"
+            let line =
+                "\r[\(done)/\(progress.total)] \(rate.formatted(digits: 1)) seeds/s · \(progress.failures) failures"
             FileHandle.standardError.write(Data(line.utf8))
         }
         FileHandle.standardError.write(Data("\n".utf8))
@@ -76,13 +77,19 @@ enum SwarmTable {
         ]
         table(rows)
         Swift.print("faults and their effects:")
-        let counters = allCounters ? CoverageCounter.allCases : CoverageCounter.faults + [
-            .unsyncedCommitsLost, .opsLostInCrashes, .restarts, .connectionsResetAfterDamage, .driftRefusals,
-            .duplicateOpsDelivered,
-        ]
+        let counters =
+            allCounters
+            ? CoverageCounter.allCases
+            : CoverageCounter.faults + [
+                .unsyncedCommitsLost, .opsLostInCrashes, .restarts, .connectionsResetAfterDamage, .driftRefusals,
+                .duplicateOpsDelivered,
+            ]
         table(counters.map { ("  " + $0.rawValue, "\(report.coverage[$0])") })
         guard !report.failures.isEmpty else { return }
-        Swift.print("failures by kind: " + report.failureKinds.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        Swift.print(
+            "failures by kind: "
+                + report.failureKinds.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        )
         for failure in report.failures.prefix(20) {
             Swift.print("  seed \(failure.seed): \(failure.failure)")
             Swift.print("    replay: \(failure.replayCommand)")
@@ -92,7 +99,9 @@ enum SwarmTable {
 
     static func table(_ rows: [(String, String)]) {
         let width = rows.map(\.0.count).max() ?? 0
-        for (name, value) in rows { Swift.print("\(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(value)") }
+        for (name, value) in rows {
+            Swift.print("\(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(value)")
+        }
     }
 }
 

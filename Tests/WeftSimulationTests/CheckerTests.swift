@@ -25,7 +25,10 @@ import WeftSync
         let checker = Self.checker()
         let op = Self.op(0, sequence: 1, millis: 10)
         #expect(checker.wrote(op, at: 0) == nil)
-        #expect(checker.received([Self.op(0, sequence: 1, millis: 10, value: 2)], fresh: [Self.op(0, sequence: 1, millis: 10, value: 2)], at: 1)?.kind == .conflictingOps)
+        #expect(
+            checker.received(
+                [Self.op(0, sequence: 1, millis: 10, value: 2)], fresh: [Self.op(0, sequence: 1, millis: 10, value: 2)],
+                at: 1)?.kind == .conflictingOps)
         let invented = Self.op(1, sequence: 1, millis: 11)
         #expect(checker.received([invented], fresh: [invented], at: 0)?.kind == .conflictingOps)
         #expect(checker.received([op], fresh: [], at: 1)?.kind == .conflictingOps, "claimed without receiving it")
@@ -48,10 +51,12 @@ import WeftSync
         var claimed = held
         claimed.advance(origin: Self.ids[0], to: 4)
         #expect(
-            checker.acknowledgement(Acknowledgement(versionVector: held), by: 1, durable: held, everyDurable: [held, held])
+            checker.acknowledgement(
+                Acknowledgement(versionVector: held), by: 1, durable: held, everyDurable: [held, held])
                 == nil)
         #expect(
-            checker.acknowledgement(Acknowledgement(versionVector: claimed), by: 1, durable: held, everyDurable: [held, held])?
+            checker.acknowledgement(
+                Acknowledgement(versionVector: claimed), by: 1, durable: held, everyDurable: [held, held])?
                 .kind == .acknowledgementBeyondDurable)
         #expect(
             checker.acknowledgement(

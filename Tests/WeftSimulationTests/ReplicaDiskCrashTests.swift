@@ -73,7 +73,8 @@ import WeftStore
             index: 0, id: Self.id, profile: profile,
             disk: StoreDisk(memoryFor: Self.id, durability: .normal, name: "r0"), sabotage: nil,
             members: [Self.id], hubs: [])
-        let write = WritePlan.Write(index: 0, tick: 0, writer: 0, path: try Path("/counters/c0"), kind: .increment(by: .int(2), from: .int(0)))
+        let write = WritePlan.Write(
+            index: 0, tick: 0, writer: 0, path: try Path("/counters/c0"), kind: .increment(by: .int(2), from: .int(0)))
         for tick in 0..<4 { _ = try replica.write(write, now: UInt64(tick)) }
         #expect(try replica.sync())
         for tick in 4..<7 { _ = try replica.write(write, now: UInt64(tick)) }

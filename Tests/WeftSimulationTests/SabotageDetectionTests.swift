@@ -39,7 +39,9 @@ import WeftCore
             var options = Self.options(sabotage)
             options.sabotage = nil
             let report = Simulation(scenario: Scenario.draw(seed: caught.seed, options: options)).run()
-            #expect(report.passed, "seed \(caught.seed) fails without \(sabotage.rawValue): \(String(describing: report.failure))")
+            #expect(
+                report.passed,
+                "seed \(caught.seed) fails without \(sabotage.rawValue): \(String(describing: report.failure))")
         }
     }
 }
