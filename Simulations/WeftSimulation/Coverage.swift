@@ -32,8 +32,6 @@ public struct Coverage: Codable, Sendable, Hashable {
     /// Counters by name, for reports.
     public var byName: [(name: String, count: Int)] { CoverageCounter.allCases.map { ($0.rawValue, self[$0]) } }
 
-    enum CodingKeys: CodingKey { case counts }
-
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let named = try container.decode([String: Int].self)

@@ -47,6 +47,37 @@ public struct ScenarioOptions: Codable, Sendable, Hashable {
     /// The default options: 2 to 8 replicas, 500 ops, every fault kind allowed.
     public init() {}
 
+    enum CodingKeys: String, CodingKey {
+        case replicasMin, replicasMax, opCount, topology, faults, allFaults, sabotage, storage, sqliteShare
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        replicasMin = try container.decode(Int.self, forKey: .replicasMin)
+        replicasMax = try container.decode(Int.self, forKey: .replicasMax)
+        opCount = try container.decode(Int.self, forKey: .opCount)
+        topology = try container.decodeIfPresent(Topology.self, forKey: .topology)
+        faults = Set(try container.decode([FaultKind].self, forKey: .faults))
+        allFaults = try container.decode(Bool.self, forKey: .allFaults)
+        sabotage = try container.decodeIfPresent(Sabotage.self, forKey: .sabotage)
+        storage = try container.decode(StorageKind.self, forKey: .storage)
+        sqliteShare = try container.decode(Double.self, forKey: .sqliteShare)
+    }
+
+    /// Encodes the fault kinds in a fixed order, so that a report's bytes depend on nothing else.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(replicasMin, forKey: .replicasMin)
+        try container.encode(replicasMax, forKey: .replicasMax)
+        try container.encode(opCount, forKey: .opCount)
+        try container.encodeIfPresent(topology, forKey: .topology)
+        try container.encode(FaultKind.allCases.filter(faults.contains), forKey: .faults)
+        try container.encode(allFaults, forKey: .allFaults)
+        try container.encodeIfPresent(sabotage, forKey: .sabotage)
+        try container.encode(storage, forKey: .storage)
+        try container.encode(sqliteShare, forKey: .sqliteShare)
+    }
+
     /// Checks the options against ``SimulationLimits``.
     /// - Throws: ``SimulationError/invalidScenario(reason:)``.
     public func validate() throws {

@@ -26,6 +26,8 @@ final class SimulatedReplica {
     private(set) var lastOwnSequence: UInt64 = 0
     /// Per origin, the ops folded into the engine's base.
     private(set) var compacted = VersionVector()
+    /// The stable frontier the last compaction attempt started from (none is tried again on it).
+    private var lastCompactionStable: VersionVector?
     private(set) var book: AcknowledgementBook
     /// The wall clock minus simulated time, in milliseconds.
     var clockOffsetMillis: Int64
@@ -153,6 +155,8 @@ final class SimulatedReplica {
     /// - Returns: the number of ops folded.
     func compactToStableFrontier() -> Int {
         let stable = view.stableFrontier
+        guard stable != lastCompactionStable else { return 0 }
+        lastCompactionStable = stable
         var frontier: Stamp?
         for member in members.sorted() {
             let sequence = stable[member]
@@ -203,6 +207,7 @@ final class SimulatedReplica {
         lastOwnSequence = recovered.ops.reduce(0) { $1.origin == id ? max($0, $1.sequence) : $0 }
         book = AcknowledgementBook(local: id, members: members, hubs: hubs)
         compacted = VersionVector()
+        lastCompactionStable = nil
         isUp = true
         cachedView = nil
         return recovered
