@@ -93,6 +93,8 @@ public enum Fault: Codable, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// A short text for logs and reports.
+
     public var description: String {
         switch self {
         case .partition(let side, let symmetric):
@@ -116,6 +118,8 @@ public enum SimulationError: Error, Equatable, Sendable, CustomStringConvertible
     case unreadableSchedule(path: String, reason: String)
     /// A shrink started from a run that does not fail.
     case runDoesNotFail(seed: UInt64)
+
+    /// A short text for logs and reports.
 
     public var description: String {
         switch self {

@@ -3,8 +3,9 @@
 /// One tick is one simulated millisecond. The simulation jumps from event to event, so idle time
 /// costs nothing; these bounds say how much simulated time and work a run may take.
 public enum SimulationLimits {
-    /// Fewest and most replicas in one run.
+    /// Fewest replicas in one run.
     public static let replicasMin = 2
+    /// Most replicas in one run.
     public static let replicasMax = 16
     /// Most simulated ticks of the healing phase before a run is declared not converging.
     public static let ticksMaxConvergence = 20_000
@@ -13,8 +14,9 @@ public enum SimulationLimits {
 
     /// Most ops the workload writes in one run (all replicas together).
     public static let opsMax = 1_000_000
-    /// Shortest and longest fault phase, in ticks.
+    /// Shortest fault phase, in ticks.
     public static let ticksFaultMin: UInt64 = 200
+    /// Longest fault phase, in ticks.
     public static let ticksFaultMax: UInt64 = 600_000
     /// Most events one run may handle before it is declared runaway (a livelock is a failure too).
     public static let eventsMax = 50_000_000
@@ -27,8 +29,9 @@ public enum SimulationLimits {
 
     // MARK: - Network
 
-    /// Base one-way latency bounds of a link, in ticks.
+    /// Smallest base one-way latency of a link, in ticks.
     public static let latencyTicksMin: UInt64 = 1
+    /// Largest base one-way latency of a link, and largest jitter, in ticks.
     public static let latencyTicksMax: UInt64 = 40
     /// Largest extra delay of a delayed frame, in ticks.
     public static let delaySpikeTicksMax: UInt64 = 400
@@ -39,25 +42,32 @@ public enum SimulationLimits {
     public static let damageResetTicks: UInt64 = 30
     /// Ticks a dial waits before it gives up on an unreachable peer.
     public static let connectTimeoutTicks: UInt64 = 100
-    /// Backoff bounds of redials, in ticks (doubled per failed attempt, jittered).
+    /// First backoff of a redial, in ticks (doubled per failed attempt, jittered).
     public static let redialTicksMin: UInt64 = 10
+    /// Longest backoff of a redial, in ticks.
     public static let redialTicksMax: UInt64 = 800
 
     // MARK: - Sessions
 
-    /// Bounds of the windows, batch sizes and timers drawn for sessions.
+    /// Smallest receive window drawn for sessions, in bytes.
     public static let windowBytesMin = 1024
+    /// Largest receive window drawn for sessions, in bytes.
     public static let windowBytesMax = 256 * 1024
+    /// Fewest ops per batch frame drawn for sessions.
     public static let batchOpsMin = 1
+    /// Most ops per batch frame drawn for sessions.
     public static let batchOpsMax = 256
+    /// Shortest keep-alive interval drawn for sessions, in ticks.
     public static let pingIntervalTicksMin: UInt64 = 50
+    /// Longest keep-alive interval drawn for sessions, in ticks.
     public static let pingIntervalTicksMax: UInt64 = 400
 
     // MARK: - Replicas, disks and clocks
 
-    /// Bounds of the interval between two fsyncs of a replica whose commits are not synced one by
-    /// one, in ticks.
+    /// Shortest interval between two fsyncs of a replica whose commits are not synced one by one,
+    /// in ticks.
     public static let syncIntervalTicksMin: UInt64 = 2
+    /// Longest interval between two fsyncs, in ticks.
     public static let syncIntervalTicksMax: UInt64 = 100
     /// Longest time a crashed replica stays down, in ticks.
     public static let downTicksMax: UInt64 = 3_000

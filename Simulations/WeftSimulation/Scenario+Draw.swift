@@ -26,8 +26,9 @@ public enum FaultKind: String, Codable, Sendable, Hashable, CaseIterable {
 /// options.opCount = 2_000
 /// ```
 public struct ScenarioOptions: Codable, Sendable, Hashable {
-    /// Fewest and most replicas drawn.
+    /// Fewest replicas drawn.
     public var replicasMin = 2
+    /// Most replicas drawn.
     public var replicasMax = 8
     /// Ops written per run, all replicas together.
     public var opCount = 500

@@ -26,10 +26,15 @@ public struct ScheduleFile: Codable, Sendable, Hashable {
 
     /// Where a shrunk schedule came from.
     public struct ShrinkOrigin: Codable, Sendable, Hashable {
+        /// The seed of the original run.
         public var seed: UInt64
+        /// Replicas of the original run.
         public var replicas: Int
+        /// Writes of the original run.
         public var writes: Int
+        /// Fault episodes of the original run.
         public var episodes: Int
+        /// Simulations the shrink ran.
         public var runs: Int
     }
 

@@ -57,6 +57,8 @@ public struct SimulationFailure: Codable, Sendable, Hashable, CustomStringConver
         self.message = message
     }
 
+    /// A short text for logs and reports.
+
     public var description: String {
         let who = replica.map { " at r\($0)" } ?? ""
         return "\(kind.rawValue)\(who), tick \(tick): \(message)"

@@ -81,28 +81,43 @@ public struct SwarmProgress: Sendable, Hashable {
 public struct SwarmReport: Codable, Sendable {
     /// One failing seed and how to replay it.
     public struct Failure: Codable, Sendable, Hashable {
+        /// The failing seed.
         public var seed: UInt64
+        /// How it failed.
         public var failure: SimulationFailure
+        /// The command that replays it.
         public var replayCommand: String
     }
 
     /// One run, briefly.
     public struct Run: Codable, Sendable, Hashable {
+        /// The seed.
         public var seed: UInt64
+        /// Replicas in the run.
         public var replicas: Int
+        /// The run's topology.
         public var topology: Topology
+        /// The trace hash, sixteen hex digits.
         public var traceHash: String
+        /// Ops the workload wrote.
         public var opsWritten: Int
+        /// Faults injected.
         public var faultsInjected: Int
+        /// Ticks from healing to convergence, for a passing run.
         public var convergenceTicks: UInt64?
+        /// The kind of failure, for a failing run.
         public var failure: SimulationFailure.Kind?
     }
 
     /// Nearest-rank percentiles of the ticks from healing to convergence, over passing runs.
     public struct Percentiles: Codable, Sendable, Hashable {
+        /// The median.
         public var p50: UInt64
+        /// The 90th percentile.
         public var p90: UInt64
+        /// The 99th percentile.
         public var p99: UInt64
+        /// The largest value (0 when there is none).
         public var max: UInt64
 
         init(_ values: [UInt64]) {
@@ -119,21 +134,35 @@ public struct SwarmReport: Codable, Sendable {
         }
     }
 
+    /// How each seed's scenario was drawn.
     public var options: ScenarioOptions
+    /// The first seed.
     public var firstSeed: UInt64
+    /// Seeds run.
     public var seeds: Int
+    /// Seeds run at once.
     public var jobs: Int
+    /// Seeds that passed.
     public var passed: Int
+    /// Seeds that failed, by seed.
     public var failures: [Failure]
     /// Failing seeds per failure kind.
     public var failureKinds: [String: Int]
+    /// Ops written, all seeds together.
     public var opsWritten: Int
+    /// Faults injected, all seeds together.
     public var faultsInjected: Int
+    /// Events handled, all seeds together.
     public var events: Int
+    /// Ticks from healing to convergence over the passing seeds.
     public var convergenceTicks: Percentiles
+    /// Every coverage counter, summed over the seeds.
     public var coverage: Coverage
+    /// Wall-clock seconds the swarm took (measured outside the simulations).
     public var elapsedSeconds: Double
+    /// Seeds per wall-clock second.
     public var seedsPerSecond: Double
+    /// Every run, briefly, by seed.
     public var runs: [Run]
 
     init(swarm: Swarm, reports: [SimulationReport], elapsedSeconds: Double) {
