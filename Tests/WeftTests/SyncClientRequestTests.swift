@@ -23,7 +23,8 @@ import WeftSync
             host: "127.0.0.1", port: port, name: "cli", token: Self.clientToken, serverName: "hub")
         do {
             try await client.request(.set(try Path("/users/ada"), .object(["name": .string("Ada")])))
-            try await client.request(.merge(try Path("/users/ada"), [MergeChild(relative: try Path("born"), value: .int(1815))]))
+            try await client.request(
+                .merge(try Path("/users/ada"), [MergeChild(relative: try Path("born"), value: .int(1815))]))
             try await client.request(.increment(try Path("/visits"), by: .int(5), from: .int(0)))
             try await client.request(.increment(try Path("/visits"), by: .int(2), from: .int(0)))
             let key = try await client.request(.push(try Path("/log"), .string("first")))
@@ -83,7 +84,8 @@ import WeftSync
         }
         let wrong = try AuthToken(string: "a guess, and a wrong one")
         do {
-            _ = try await SyncClient.connect(host: "127.0.0.1", port: port, name: "cli", token: wrong, serverName: "hub")
+            _ = try await SyncClient.connect(
+                host: "127.0.0.1", port: port, name: "cli", token: wrong, serverName: "hub")
             Issue.record("a wrong token was accepted")
         } catch {
             #expect(error.code == .authentication)

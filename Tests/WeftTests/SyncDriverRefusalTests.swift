@@ -9,7 +9,8 @@ import WeftSync
         let logs = LogRecorder()
         let (hub, hubTarget) = try SyncFixture.driver(node: 0, others: [1], logs: logs)
         var configuration = SyncFixture.configuration(node: 1, others: [])
-        configuration.tokens.set(try AuthToken(string: "not the secret the hub holds"), for: hubTarget.replica.description)
+        configuration.tokens.set(
+            try AuthToken(string: "not the secret the hub holds"), for: hubTarget.replica.description)
         let intruderTarget = EngineTarget(node: 1)
         let intruder = try SyncDriver(target: intruderTarget, configuration: configuration)
         do {

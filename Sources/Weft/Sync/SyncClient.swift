@@ -76,8 +76,10 @@ public final class SyncClient: @unchecked Sendable {
         } catch {
             throw WeftError(.sync, "cannot start a client: \(error)")
         }
-        let client = SyncClient(loop: loop, session: session, address: SocketAddressText.describe(host: host, port: port))
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, WeftError>, Never>) in
+        let client = SyncClient(
+            loop: loop, session: session, address: SocketAddressText.describe(host: host, port: port))
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Void, WeftError>, Never>) in
             do {
                 try loop.execute {
                     client.ready = continuation
@@ -153,14 +155,16 @@ public final class SyncClient: @unchecked Sendable {
     private func send(_ command: ClientCommand, onEvent: (@Sendable (ClientEvent) -> Void)?) async throws(WeftError)
         -> Value
     {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, WeftError>, Never>) in
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Value, WeftError>, Never>) in
             do {
                 try loop.execute {
                     if let error = self.closedError { return continuation.resume(returning: .failure(error)) }
                     let id = self.nextRequestID
                     self.nextRequestID += 1
                     do throws(SyncError) {
-                        let actions = try self.session.onClientRequest(ClientRequest(id: id, command: command), now: self.now)
+                        let actions = try self.session.onClientRequest(
+                            ClientRequest(id: id, command: command), now: self.now)
                         self.pending[id] = continuation
                         if let onEvent { self.eventHandlers[id] = onEvent }
                         self.perform(actions)
@@ -201,13 +205,16 @@ public final class SyncClient: @unchecked Sendable {
             var frame: [UInt8] = []
             frame.reserveCapacity(NetLimits.frameHeaderBytes + payload.count)
             let length = UInt32(payload.count)
-            for shift in stride(from: 24, through: 0, by: -8) { frame.append(UInt8(truncatingIfNeeded: length >> shift)) }
+            for shift in stride(from: 24, through: 0, by: -8) {
+                frame.append(UInt8(truncatingIfNeeded: length >> shift))
+            }
             frame.append(contentsOf: payload)
             self.perform(self.session.onBytesReceived(frame, source: EmptyOpSource(), now: self.now))
         }
         connection.onClose = { error in
             self.perform(self.session.onTransportClosed(now: self.now))
-            self.finish(error.map { WeftError(.sync, "\($0)") } ?? WeftError(.sync, "\(self.address) closed the connection"))
+            self.finish(
+                error.map { WeftError(.sync, "\($0)") } ?? WeftError(.sync, "\(self.address) closed the connection"))
         }
         var generator = SystemRandomNumberGenerator()
         perform(session.onStart(.initiator, nonce: .random(using: &generator), source: EmptyOpSource(), now: now))

@@ -43,7 +43,9 @@ extension SyncDriver {
             metadata: ["peer": "\(channel.status.address)", "side": "\(side == .initiator ? "initiator" : "acceptor")"])
         var generator = SystemRandomNumberGenerator()
         let nonce = AuthNonce.random(using: &generator)
-        perform(channel.session.onStart(side, nonce: nonce, source: _SyncTargetSource(target: target), now: now), on: channel)
+        perform(
+            channel.session.onStart(side, nonce: nonce, source: _SyncTargetSource(target: target), now: now),
+            on: channel)
         publishStatus()
     }
 
@@ -59,14 +61,16 @@ extension SyncDriver {
         frame.append(UInt8(truncatingIfNeeded: length >> 8))
         frame.append(UInt8(truncatingIfNeeded: length))
         frame.append(contentsOf: payload)
-        perform(channel.session.onBytesReceived(frame, source: _SyncTargetSource(target: target), now: now), on: channel)
+        perform(
+            channel.session.onBytesReceived(frame, source: _SyncTargetSource(target: target), now: now), on: channel)
         publishStatus()
     }
 
     /// The socket closed (orderly or not): the session learns it, the channel goes.
     func transportClosed(_ channel: _SyncChannel, error: NetError?) {
         if let error {
-            logger.warning("sync connection lost", metadata: ["peer": "\(channel.status.address)", "error": "\(error)"])
+            logger.warning(
+                "sync connection lost", metadata: ["peer": "\(channel.status.address)", "error": "\(error)"])
             channel.status.lastError = "\(error)"
         }
         if !channel.isClosed {
@@ -110,7 +114,8 @@ extension SyncDriver {
             case .applyOps(let ops, let peer):
                 apply(ops, from: peer, on: channel)
             case .installSnapshot(let snapshot, let peer):
-                let reason = "a snapshot (\(snapshot.frontier)) from \(peer) cannot be installed: this replica does not compact"
+                let reason =
+                    "a snapshot (\(snapshot.frontier)) from \(peer) cannot be installed: this replica does not compact"
                 return perform(channel.session.onClose(error: SyncError(.localFailure, reason), now: now), on: channel)
             case .recordAcknowledgement:
                 // The session's own acknowledged vector feeds opsBehind in its status reports.
@@ -136,7 +141,8 @@ extension SyncDriver {
         guard let clientService else {
             let error = SyncError(.requestFailed, "this replica serves no client requests")
             return perform(
-                channel.session.onClientReply(ClientReply(id: request.id, result: .failed(error)), now: now), on: channel)
+                channel.session.onClientReply(ClientReply(id: request.id, result: .failed(error)), now: now),
+                on: channel)
         }
         let key = ObjectIdentifier(channel)
         let result = clientService.handle(request, channel: key)
@@ -169,7 +175,8 @@ extension SyncDriver {
             channel.timers[timer] = try loop.scheduleTimer(after: delay) { [weak self, weak channel] in
                 guard let self, let channel, !channel.isClosed else { return }
                 channel.timers[timer] = nil
-                let actions = channel.session.onTimerFired(timer, source: _SyncTargetSource(target: self.target), now: self.now)
+                let actions = channel.session.onTimerFired(
+                    timer, source: _SyncTargetSource(target: self.target), now: self.now)
                 self.perform(actions, on: channel)
                 self.publishStatus()
             }

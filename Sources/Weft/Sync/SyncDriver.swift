@@ -141,7 +141,8 @@ public final class SyncDriver: @unchecked Sendable {
                 throw WeftError(.sync, "at most \(SyncShellLimits.outboundPeersMax) outbound peers")
             }
             let peer = _OutboundPeer(address: address)
-            let reconnector = Reconnector(loop: self.loop, host: host, port: port) { [weak self, weak peer] connection in
+            let reconnector = Reconnector(loop: self.loop, host: host, port: port) {
+                [weak self, weak peer] connection in
                 guard let self, let peer else { return connection.close() }
                 self.open(connection, side: .initiator, outbound: peer)
             }
@@ -150,7 +151,10 @@ public final class SyncDriver: @unchecked Sendable {
                 if let error { peer.status.lastError = "\(error)" }
                 self.logger.debug(
                     "sync peer retry scheduled",
-                    metadata: ["peer": "\(peer.address)", "delay_ms": "\(delay)", "error": "\(error.map { "\($0)" } ?? "none")"])
+                    metadata: [
+                        "peer": "\(peer.address)", "delay_ms": "\(delay)",
+                        "error": "\(error.map { "\($0)" } ?? "none")",
+                    ])
                 self.publishStatus()
             }
             do {
@@ -197,7 +201,8 @@ public final class SyncDriver: @unchecked Sendable {
     /// Milliseconds on a monotonic clock, for sessions (only differences matter).
     var now: UInt64 {
         let elapsed = clockOrigin.duration(to: .now)
-        return UInt64(elapsed.components.seconds) * 1_000 + UInt64(elapsed.components.attoseconds / 1_000_000_000_000_000)
+        return UInt64(elapsed.components.seconds) * 1_000
+            + UInt64(elapsed.components.attoseconds / 1_000_000_000_000_000)
     }
 
     private func closeEverything() {
@@ -207,7 +212,9 @@ public final class SyncDriver: @unchecked Sendable {
             peer.reconnector?.stop()
         }
         for channel in Array(channels.values) where !channel.isClosed {
-            perform(channel.session.onClose(error: SyncError(.shutdown, "the replica is shutting down"), now: now), on: channel)
+            perform(
+                channel.session.onClose(error: SyncError(.shutdown, "the replica is shutting down"), now: now),
+                on: channel)
         }
         listener?.close()
         listener = nil
