@@ -83,7 +83,9 @@ public final class Replica: @unchecked Sendable {
     ///   `newerSchema`, `readOnly`, `copiedDatabase` (see ``CopiedDatabasePolicy``) or `storage`.
     public static func open(at path: String, options: ReplicaOptions = ReplicaOptions()) throws -> Replica {
         let options = options.clamped
-        let storeOptions = StoreOptions(durability: options.durability, replicaForNewDatabase: newReplicaID(options))
+        let pages = options.databaseBytesMax.map { max(1, $0 / StoreLimits.pageBytes) }
+        let storeOptions = StoreOptions(
+            durability: options.durability, replicaForNewDatabase: newReplicaID(options), pageCountMax: pages)
         let store: SQLiteStore
         do {
             store = try SQLiteStore(path: path, options: storeOptions)

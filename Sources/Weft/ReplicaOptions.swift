@@ -36,6 +36,9 @@ public struct ReplicaOptions: Sendable {
     /// The deterministic functions that `call` ops name, known from the start (more can be registered
     /// later with ``Replica/register(name:version:_:)``).
     public var functions = FunctionRegistry()
+    /// The largest the database file may grow, in bytes; nil for no limit. A group commit that would
+    /// outgrow it fails as on a full disk (`WeftError.Code.diskFull`).
+    public var databaseBytesMax: Int?
     /// What to do with a database file copied from another replica's (see ``CopiedDatabasePolicy``).
     public var copiedDatabase = CopiedDatabasePolicy.refuse
 
