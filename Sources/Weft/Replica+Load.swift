@@ -61,14 +61,20 @@ extension Replica {
 
     /// Reads the tree, the overrides and the log, a slice at a time.
     private func readStore() throws -> Loaded {
-        var reader = TreeSliceReader()
-        while !reader.isFinished {
-            letWaitingReadersThrough()
-            try store.readTreeSlice(&reader, rowsMax: WeftLimits.loadSliceRowsMax)
-        }
-        var base = reader.tree
         let overrides = try store.baseOverrides()
-        for override in overrides { base.write(override.value, at: override.path) }
+        var base: Value
+        if let root = overrides.first(where: { $0.path.isRoot }) {
+            // The base differs from the tree everywhere: the tree is not needed.
+            base = root.value
+        } else {
+            var reader = TreeSliceReader()
+            while !reader.isFinished {
+                letWaitingReadersThrough()
+                try store.readTreeSlice(&reader, rowsMax: WeftLimits.loadSliceRowsMax)
+            }
+            base = reader.tree
+            for override in overrides { base.write(override.value, at: override.path) }
+        }
         var ops: [Op] = []
         var ownSequenceMax: UInt64 = 0
         var after: Stamp?
