@@ -25,12 +25,13 @@ final class Gate: @unchecked Sendable {
     }
 }
 
-/// A store that forwards to another, where commits and slices of the tree wait at gates: a test holds
-/// a commit or a load in the middle to observe what the replica does meanwhile.
+/// A store that forwards to another, where commits, and the reads of a load (slices of the tree, pages
+/// of the log), wait at gates: a test holds a commit or a load in the middle to observe what the replica
+/// does meanwhile.
 final class GatedStore: Store, @unchecked Sendable {
     let inner: any Store
     let commitGate = Gate(open: true)
-    let sliceGate = Gate(open: true)
+    let loadGate = Gate(open: true)
     private let lock = NSLock()
     private var commitsStarted = 0
 
@@ -50,14 +51,17 @@ final class GatedStore: Store, @unchecked Sendable {
     }
 
     func readTreeSlice(_ reader: inout TreeSliceReader, rowsMax: Int) throws {
-        sliceGate.pass()
+        loadGate.pass()
         try inner.readTreeSlice(&reader, rowsMax: rowsMax)
     }
 
     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) throws -> [StoredOp] {
         try inner.ops(from: origin, after: sequence, limit: limit)
     }
-    func ops(after stamp: Stamp?, limit: Int) throws -> [StoredOp] { try inner.ops(after: stamp, limit: limit) }
+    func ops(after stamp: Stamp?, limit: Int) throws -> [StoredOp] {
+        loadGate.pass()
+        return try inner.ops(after: stamp, limit: limit)
+    }
     func allOps() throws -> [StoredOp] { try inner.allOps() }
     func op(_ stamp: Stamp) throws -> StoredOp? { try inner.op(stamp) }
     func opCount() throws -> Int { try inner.opCount() }
