@@ -68,6 +68,7 @@ let package = Package(
                 "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

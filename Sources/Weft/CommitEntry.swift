@@ -49,24 +49,3 @@ struct CommitEntry: Sendable {
     /// True for an entry committed in a batch of its own (a compaction reads the store as it is).
     var isIsolated: Bool { frontier != nil || !baseWrites.isEmpty || maintenance != nil }
 }
-
-extension StoreBatch {
-    /// The batch that writes `entries`, in order.
-    ///
-    /// A batch applies every preserve before any tree write. That is the order the entries need: a
-    /// preserve saves a region that no earlier change touched outside an override, so the tree there
-    /// still equals the base at the start of the batch.
-    init(entries: ArraySlice<CommitEntry>) {
-        self.init()
-        for entry in entries {
-            basePreserves += entry.preserves
-            ops += entry.records
-            treeWrites += entry.treeWrites
-            baseWrites += entry.baseWrites
-            statusChanges += entry.statusChanges
-            peerVectors.merge(entry.peerVectors) { $1 }
-            if let frontier = entry.frontier { self.frontier = max(self.frontier ?? frontier, frontier) }
-            clockTime = max(clockTime ?? 0, entry.clockTime)
-        }
-    }
-}

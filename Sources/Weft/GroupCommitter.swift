@@ -30,7 +30,8 @@ final class GroupCommitter: @unchecked Sendable {
     let store: any Store
     let settings: Settings
     private let condition = NSCondition()
-    private var queue: [CommitEntry] = []
+    private var pending = PendingCommits()
+    /// Ops queued or being committed.
     private var queuedOps = 0
     /// Entries ever enqueued, and entries ever done with (committed or failed).
     private var enqueuedCount: UInt64 = 0
@@ -97,15 +98,25 @@ final class GroupCommitter: @unchecked Sendable {
 
     /// Queues an entry for the next group commit. Entries are committed in the order they are queued.
     func enqueue(_ entry: CommitEntry) {
+        enqueue { $0.append(entry) }
+    }
+
+    /// Queues the entry that `append` adds to the pending rows (it ends with
+    /// ``PendingCommits/closeEntry(clockTime:)``): the road of a write, which allocates no arrays.
+    func enqueue(_ append: (inout PendingCommits) -> Void) {
         condition.lock()
         if let failure {
             condition.unlock()
-            for receipt in entry.receipts { receipt.fail(failure) }
+            var scratch = PendingCommits()
+            append(&scratch)
+            for receipt in scratch.receipts { receipt.fail(failure) }
             return
         }
         precondition(!isStopped, "no entry after the committer stopped")
-        queue.append(entry)
-        queuedOps += entry.records.count
+        let (ops, entries) = (pending.opCount, pending.entryCount)
+        append(&pending)
+        precondition(pending.entryCount == entries + 1, "one entry at a time")
+        queuedOps += pending.opCount - ops
         enqueuedCount += 1
         condition.signal()
         condition.unlock()
@@ -135,7 +146,7 @@ final class GroupCommitter: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         precondition(!isRunnerThread, "the committer cannot wait for itself")
-        while (!queue.isEmpty || isCommitting) && !isStopped { condition.wait() }
+        while (!pending.isEmpty || isCommitting) && !isStopped { condition.wait() }
         if let failure { throw failure }
     }
 
@@ -176,6 +187,11 @@ final class GroupCommitter: @unchecked Sendable {
     private func run() {
         locked { runner = pthread_self() }
         while let work = nextWork() { process(work) }
+        if ProcessInfo.processInfo.environment["WEFT_TRACE"] != nil {
+            var cpu = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu)
+            FileHandle.standardError.write(Data("committer cpu \(cpu.tv_sec).\(cpu.tv_nsec / 1_000_000)\n".utf8))
+        }
         do {
             try store.close()
         } catch {
@@ -199,70 +215,58 @@ final class GroupCommitter: @unchecked Sendable {
 
     /// Waits for entries, then for more up to the delay, and takes them all; nil once stopping with
     /// nothing left.
-    private func nextWork() -> [CommitEntry]? {
+    private func nextWork() -> PendingCommits? {
         condition.lock()
         defer { condition.unlock() }
-        while queue.isEmpty, !isStopping { condition.wait() }
-        guard !queue.isEmpty else { return nil }
+        while pending.isEmpty, !isStopping { condition.wait() }
+        guard !pending.isEmpty else { return nil }
         if settings.delayMilliseconds > 0 {
             let deadline = Date(timeIntervalSinceNow: Double(settings.delayMilliseconds) / 1000)
-            while queuedOps < settings.opsMax, flushWaiters.isEmpty, !isStopping, failure == nil,
+            while pending.opCount < settings.opsMax, flushWaiters.isEmpty, !isStopping, failure == nil,
                 condition.wait(until: deadline)
             {}
         }
-        let work = queue
-        queue = []
+        let work = pending
+        pending = PendingCommits()
         isCommitting = true
         return work
     }
 
-    /// Commits `work` in groups: at most `opsMax` ops each, and isolated entries alone.
-    private func process(_ work: [CommitEntry]) {
-        var start = 0
-        while start < work.count {
-            var end = start + 1
-            var ops = work[start].records.count
-            if !work[start].isIsolated {
-                while end < work.count, !work[end].isIsolated, ops + work[end].records.count <= settings.opsMax {
-                    ops += work[end].records.count
-                    end += 1
-                }
-            }
-            commit(work[start..<end], ops: ops)
-            start = end
-        }
+    /// Commits `work` in batches: at most `opsMax` ops each, and isolated entries alone.
+    private func process(_ work: PendingCommits) {
+        for batch in work.batches(opsMax: settings.opsMax) { commit(batch) }
         locked {
             isCommitting = false
             condition.broadcast()
         }
     }
 
-    /// Commits one group, then records the outcome and advances (or fails) its receipts.
-    private func commit(_ group: ArraySlice<CommitEntry>, ops: Int) {
+    /// Commits one batch, then records the outcome and advances (or fails) its receipts.
+    private func commit(_ batch: PendingCommits.Batch) {
+        let ops = batch.storeBatch.ops.count
         var failedWith = failed
         var wrote = false
         if failedWith == nil {
-            let batch = StoreBatch(entries: group)
             do {
-                if !batch.isEmpty {
-                    try store.commit(batch)
+                if !batch.storeBatch.isEmpty {
+                    try store.commit(batch.storeBatch)
                     wrote = true
                 }
             } catch {
                 failedWith = WeftError.wrapping(error)
             }
-            if failedWith == nil { maintain(group) }
+            if failedWith == nil, let maintenance = batch.maintenance { maintain(maintenance) }
         }
         let error = failedWith
         let ready: [CheckedContinuation<Void, any Error>] = locked {
             queuedOps -= ops
-            doneCount += UInt64(group.count)
+            doneCount += UInt64(batch.entries)
             if let error {
                 if self.failure == nil { self.failure = error }
             } else {
                 if wrote { counters.record(ops: ops) }
-                for entry in group {
-                    for record in entry.records { ledger.add(origin: record.op.origin, sequence: record.op.sequence) }
+                for record in batch.storeBatch.ops {
+                    ledger.add(origin: record.op.origin, sequence: record.op.sequence)
                 }
             }
             condition.broadcast()
@@ -274,10 +278,8 @@ final class GroupCommitter: @unchecked Sendable {
             }
             return ready
         }
-        for entry in group {
-            for receipt in entry.receipts {
-                if let error { receipt.fail(error) } else { receipt.advance(to: .durable) }
-            }
+        for receipt in batch.receipts {
+            if let error { receipt.fail(error) } else { receipt.advance(to: .durable) }
         }
         let failure = failed
         for continuation in ready {
@@ -285,18 +287,16 @@ final class GroupCommitter: @unchecked Sendable {
         }
     }
 
-    /// Runs the vacuums and checkpoints the group asks for. Their failure does not stop the committer:
-    /// the batch before them is committed; the caller of the compaction learns of it.
-    private func maintain(_ group: ArraySlice<CommitEntry>) {
-        for case let maintenance? in group.map(\.maintenance) {
-            do {
-                switch maintenance {
-                case .vacuum: try store.vacuum()
-                case .checkpoint: try store.checkpoint()
-                }
-            } catch {
-                locked { maintenanceFailure = WeftError.wrapping(error) }
+    /// Runs a vacuum or checkpoint after a commit. Its failure does not stop the committer: the batch
+    /// before it is committed; the caller of the compaction learns of it.
+    private func maintain(_ maintenance: CommitEntry.Maintenance) {
+        do {
+            switch maintenance {
+            case .vacuum: try store.vacuum()
+            case .checkpoint: try store.checkpoint()
             }
+        } catch {
+            locked { maintenanceFailure = WeftError.wrapping(error) }
         }
     }
 }

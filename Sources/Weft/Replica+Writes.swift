@@ -146,17 +146,29 @@ extension Replica {
         _ report: ApplyReport, records: [OpRecord], receipts newReceipts: [WriteReceipt], isLocalPending: Bool,
         engine: MergeEngine
     ) {
-        var entry = CommitEntry(clockTime: clock.lastTime)
-        entry.records = records
-        entry.receipts = newReceipts
-        entry.treeWrites.reserveCapacity(report.changes.count)
-        for change in report.changes {
-            entry.treeWrites.append(StoreBatch.TreeWrite(path: change.path, value: change.new))
-            if let region = regions.claim(change.path, base: engine.base) { entry.preserves.append(region) }
+        var statusChanges: [StoreBatch.StatusChange] = []
+        if report.outcomes.count > records.count {
+            reviseOutcomes(report, records: records, into: &statusChanges, engine)
         }
-        if report.outcomes.count > records.count { reviseOutcomes(report, records: records, into: &entry, engine) }
-        guard !records.isEmpty || !entry.treeWrites.isEmpty || !entry.statusChanges.isEmpty else { return }
-        committer.enqueue(entry)
+        guard !records.isEmpty || !report.changes.isEmpty || !statusChanges.isEmpty else { return }
+        var preserves: [Path] = []
+        for change in report.changes {
+            if let region = regions.claim(change.path, base: engine.base) { preserves.append(region) }
+        }
+        let clockTime = clock.lastTime
+        committer.enqueue { pending in
+            for record in records { pending.append(record: record) }
+            for receipt in newReceipts { pending.append(receipt: receipt) }
+            for region in preserves { pending.append(preserve: region) }
+            for change in report.changes {
+                // A scalar replaced by a scalar or removed is one row in the store.
+                let oneRow = !change.old.isNull && !change.old.isObject && !change.new.isObject
+                pending.append(
+                    treeWrite: StoreBatch.TreeWrite(path: change.path, value: change.new, replacesScalar: oneRow))
+            }
+            for statusChange in statusChanges { pending.append(statusChange: statusChange) }
+            pending.closeEntry(clockTime: clockTime)
+        }
         if !report.changes.isEmpty || !report.outcomes.isEmpty {
             notifier.post(
                 ChangeBatch(changes: report.changes, isLocalPending: isLocalPending, outcomes: report.outcomes))
@@ -166,18 +178,19 @@ extension Replica {
     /// Records the revised outcomes of our ops already known: a late op can reject an earlier increment
     /// or transaction (its receipt becomes rejected), or apply a call that was waiting.
     private func reviseOutcomes(
-        _ report: ApplyReport, records: [OpRecord], into entry: inout CommitEntry, _ engine: MergeEngine
+        _ report: ApplyReport, records: [OpRecord], into statusChanges: inout [StoreBatch.StatusChange],
+        _ engine: MergeEngine
     ) {
         let new = Set(records.map(\.op.stamp))
         for (stamp, outcome) in report.outcomes where stamp.replica == replicaID && !new.contains(stamp) {
             switch outcome {
             case .rejected(let rejection):
-                entry.statusChanges.append(.op(stamp, .rejected))
+                statusChanges.append(.op(stamp, .rejected))
                 if let sequence = engine.op(for: stamp)?.sequence {
                     receipts.reject(sequence: sequence, because: rejection)
                 }
             case .applied:
-                entry.statusChanges.append(.op(stamp, .durable))
+                statusChanges.append(.op(stamp, .durable))
             case .waiting:
                 continue
             }

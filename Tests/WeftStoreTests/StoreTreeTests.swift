@@ -109,6 +109,33 @@ import WeftCore
         }
     }
 
+    @Test(arguments: StoreKind.allCases)
+    func writesThatReplaceAScalarTouchOneRowAndLandAsFullWritesWould(kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        try fixture.store.commit(
+            Sample.treeBatch([("/u/a/score", .int(1)), ("/u/b/score", .int(2)), ("/u/c", .string("c"))]))
+        var batch = StoreBatch()
+        batch.treeWrites = [
+            .init(path: Sample.path("/u/a/score"), value: .int(10), replacesScalar: true),
+            .init(path: Sample.path("/u/a/score"), value: .int(11), replacesScalar: true),
+            .init(path: Sample.path("/u/b/score"), value: .null, replacesScalar: true),
+            .init(path: Sample.path("/u/c"), value: .bool(true), replacesScalar: true),
+            // A full write below a scalar that a fast write just replaced, then a fast write over it.
+            .init(path: Sample.path("/u/c/x"), value: .int(5)),
+            .init(path: Sample.path("/u/c/x"), value: .int(6), replacesScalar: true),
+            // A full write covering earlier fast writes drops them, and still lands right.
+            .init(path: Sample.path("/v/k"), value: .int(1)),
+            .init(path: Sample.path("/v/k"), value: .int(2), replacesScalar: true),
+            .init(path: Sample.path("/v"), value: Sample.json(#"{"k":3,"j":4}"#)),
+        ]
+        try fixture.store.commit(batch)
+        let expected = Sample.json(#"{"u":{"a":{"score":11},"c":{"x":6}},"v":{"k":3,"j":4}}"#)
+        #expect(try fixture.store.readTree() == expected)
+        #expect(try fixture.store.treeLeafCount() == 4)
+        try fixture.reopen()
+        #expect(try fixture.store.readTree() == expected)
+    }
+
     @Test(arguments: StoreKind.allCases, [1, 2, 3, 1000] as [Int])
     func aTreeReadInSlicesEqualsTheTreeReadWhole(kind: StoreKind, rowsMax: Int) throws {
         let fixture = try StoreFixture(kind)
