@@ -4,4 +4,6 @@ public enum WeftLimits {
     public static let transactionRetriesMax = 25
     /// Most events buffered for one subscriber before the oldest are coalesced.
     public static let subscriberEventsBufferedMax = 10_000
+    /// Most key paths one observation may name.
+    public static let observedKeyPathsMax = 1_000
 }

@@ -18,6 +18,12 @@ enum ValueCheck {
     ///   too long, a non-finite number) or `valueTooLarge` (the whole value does not fit one op).
     static func validated(_ value: Value, at path: Path) throws -> Value {
         var bytes = 0
+        return try validated(value, at: path, bytes: &bytes)
+    }
+
+    /// ``validated(_:at:)`` for one part of a larger write: `bytes` counts every part so far.
+    static func validated(_ value: Value, at path: Path, bytes: inout Int) throws -> Value {
+        bytes += path.keys.reduce(0) { $0 + $1.utf8.count + 5 }
         try check(value, keys: path.keys, depth: path.depth, bytes: &bytes)
         return value.normalized
     }
@@ -26,6 +32,11 @@ enum ValueCheck {
     /// - Throws: `WeftError` as ``validated(_:at:)``, or `invalidValue` when two listed paths overlap.
     static func mergeChildren(_ children: [MergeChild], under path: Path) throws -> [MergeChild] {
         var bytes = 0
+        return try mergeChildren(children, under: path, bytes: &bytes)
+    }
+
+    /// ``mergeChildren(_:under:)`` for one part of a larger write: `bytes` counts every part so far.
+    static func mergeChildren(_ children: [MergeChild], under path: Path, bytes: inout Int) throws -> [MergeChild] {
         var checked: [MergeChild] = []
         checked.reserveCapacity(children.count)
         for child in children {

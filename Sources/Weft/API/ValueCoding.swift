@@ -13,8 +13,14 @@ struct ValueCoding: Sendable {
     /// - Throws: `WeftError` with code `encodingFailed`, `invalidValue` (non-finite number), `invalidKey`,
     ///   `invalidPath` or `valueTooLarge`.
     func encode<T: Encodable>(_ value: T?, at path: Path) throws -> Value {
+        try ValueCheck.validated(encodeUnchecked(value, at: path), at: path)
+    }
+
+    /// The value of `value` before the checks of ``ValueCheck`` (for writes that check several parts
+    /// together).
+    func encodeUnchecked<T: Encodable>(_ value: T?, at path: Path) throws -> Value {
         guard let value else { return .null }
-        if let direct = value as? Value { return try ValueCheck.validated(direct, at: path) }
+        if let direct = value as? Value { return direct }
         let data: Data
         do {
             data = try encoder.encode(value)
@@ -31,8 +37,7 @@ struct ValueCoding: Sendable {
         } catch {
             throw WeftError(.encodingFailed, "cannot encode \(T.self): \(error)", path: "\(path)")
         }
-        let parsed = try WeftError.mapping(path: path.description) { try Value(jsonBytes: data) }
-        return try ValueCheck.validated(parsed, at: path)
+        return try WeftError.mapping(path: path.description) { try Value(jsonBytes: data) }
     }
 
     /// The value at a node decoded as `T`.
