@@ -108,7 +108,12 @@ let package = Package(
         ),
         .testTarget(
             name: "WeftTests",
-            dependencies: ["Weft", "WeftCore", "WeftStore"],
+            dependencies: [
+                "Weft", "WeftCore", "WeftStore",
+                .product(
+                    name: "OpenCombine", package: "OpenCombine",
+                    condition: .when(platforms: [.linux, .windows, .android])),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
