@@ -100,6 +100,9 @@ final class MemoryBackend: ReplicaBackend, @unchecked Sendable {
 
     // MARK: - Test controls
 
+    /// The stamp of the latest local write.
+    var lastLocalStamp: Stamp? { lock.withLock { receipts.keys.filter { $0.replica == replica }.max() } }
+
     /// Number of listeners registered (subscriptions that were not cancelled).
     var listenerCount: Int { lock.withLock { listeners.count } }
 
