@@ -6,6 +6,7 @@ import WeftCore
 
 extension ReplicaAccess {
     /// Collects the writes of `changes` and applies them as one op; see `Replica.performChanges`.
+    @discardableResult
     nonisolated(nonsending) func performChanges(
         at time: WeftTime, waitingFor target: WriteStatus, _ changes: (WriteBatch) throws -> Void
     ) async throws -> WriteReceipt? {
