@@ -3,23 +3,24 @@ import Foundation
 import WeftCore
 
 /// What the public API keeps per replica beside the engine: the JSON coders, the default callback queue,
-/// the registered function versions, the transactions in flight and the live event feeds.
+/// the transactions in flight and the live event feeds.
 ///
 /// `Replica` owns one; every `DataNode` of the replica shares it. Thread-safe.
 final class APIState: @unchecked Sendable {
     // Sendable: every mutable field is guarded by `lock`.
     private let lock = NSLock()
-    private var encoder = JSONEncoder()
-    private var decoder = JSONDecoder()
+    private var encoder: JSONEncoder
+    private var decoder: JSONDecoder
     private var queue: DispatchQueue
-    private var functionVersions: [String: Set<UInt32>] = [:]
     private var transactions: [UInt64: InFlightTransaction] = [:]
     private var nextTransactionID: UInt64 = 0
     private var feeds: [ObjectIdentifier: WeakFinishable] = [:]
     private var finished = false
 
     /// A fresh state; callbacks default to a serial queue of their own.
-    init(label: String = "weft.callbacks") {
+    init(encoder: JSONEncoder = JSONEncoder(), decoder: JSONDecoder = JSONDecoder(), label: String = "weft.callbacks") {
+        self.encoder = encoder
+        self.decoder = decoder
         queue = DispatchQueue(label: label)
     }
 
@@ -41,16 +42,6 @@ final class APIState: @unchecked Sendable {
         get { lock.withLock { queue } }
         set { lock.withLock { queue = newValue } }
     }
-
-    // MARK: - Functions
-
-    /// Remembers that `name` is registered at `version`.
-    func noteRegistered(name: String, version: UInt32) {
-        _ = lock.withLock { functionVersions[name, default: []].insert(version) }
-    }
-
-    /// The versions registered under `name` on this replica.
-    func registeredVersions(of name: String) -> Set<UInt32> { lock.withLock { functionVersions[name] ?? [] } }
 
     // MARK: - Transactions in flight
 

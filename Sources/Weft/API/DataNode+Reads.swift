@@ -2,7 +2,8 @@ import Dispatch
 import WeftCore
 
 // Reads of the replica's current state: local writes show at once (they are applied before they are
-// durable), merged remote writes as soon as they are merged.
+// durable), merged remote writes as soon as they are merged. Reads keep answering from memory after
+// the replica shut down.
 
 extension DataNode {
     /// The node's value: a JSON value, `.null` when the node does not exist.
@@ -11,7 +12,8 @@ extension DataNode {
     /// let profile = try await alice.value()          // .object(["name": "Alice", ...])
     /// print(profile["name"])                          // .string("Alice")
     /// ```
-    /// - Throws: `WeftError` with code `shutDown` after the replica shut down.
+    /// - Throws: nothing today (the replica answers from memory, even after shutdown); the signature
+    ///   leaves room for reads that go to disk.
     public func value() async throws -> Value { try currentValue() }
 
     /// The node's value decoded as `T` with the replica's `jsonDecoder`.
@@ -25,7 +27,7 @@ extension DataNode {
     /// ```
     /// - Parameter type: the type to decode (inferred when omitted).
     /// - Throws: `WeftError` with code `decodingFailed` saying which node and why (the coding path and the
-    ///   decoder's reason), or `shutDown`.
+    ///   decoder's reason).
     nonisolated(nonsending) public func decodedValue<T: Decodable>(as type: T.Type = T.self) async throws -> T {
         try currentDecodedValue(as: type)
     }
@@ -36,7 +38,7 @@ extension DataNode {
     /// ```swift
     /// let ids = try await (replica.root / "users")!.childrenKeys()   // ["alice", "bob"]
     /// ```
-    /// - Throws: `WeftError` with code `shutDown`.
+    /// - Throws: nothing today; see ``value()``.
     public func childrenKeys() async throws -> [String] { try currentChildrenKeys() }
 
     // MARK: - Completion forms
@@ -62,7 +64,7 @@ extension DataNode {
     /// - Parameters:
     ///   - type: the type to decode.
     ///   - queue: where `completion` runs; nil for the replica's `callbackQueue`.
-    ///   - completion: called once with the decoded value or a `WeftError` (`decodingFailed`, `shutDown`).
+    ///   - completion: called once with the decoded value or a `WeftError` (`decodingFailed`).
     public func decodedValue<T: Decodable & Sendable>(
         as type: T.Type = T.self, queue: DispatchQueue? = nil,
         then completion: @escaping @Sendable (Result<T, WeftError>) -> Void
@@ -86,10 +88,7 @@ extension DataNode {
 
     // MARK: - Core
 
-    func currentValue() throws -> Value {
-        try access.checkOpen()
-        return access.backend.value(at: location)
-    }
+    func currentValue() throws -> Value { access.backend.value(at: location) }
 
     func currentDecodedValue<T: Decodable>(as type: T.Type) throws -> T {
         try access.state.coding.decode(type, from: currentValue(), path: path)

@@ -154,7 +154,7 @@ extension DataNode {
     /// ```
     /// - Parameters:
     ///   - name: the registered name.
-    ///   - version: the registered version; nil for the highest one registered on this replica.
+    ///   - version: the registered version (default 1).
     ///   - arguments: the function's arguments, encoded with the replica's `jsonEncoder`.
     ///   - time: when the write happens.
     ///   - target: the status to wait for (default `.durable`).
@@ -164,7 +164,7 @@ extension DataNode {
     ///   ``set(_:at:waitingFor:)``.
     @discardableResult
     nonisolated(nonsending) public func call(
-        _ name: String, version: UInt32? = nil, arguments: some Encodable, at time: WeftTime = .now,
+        _ name: String, version: UInt32 = 1, arguments: some Encodable, at time: WeftTime = .now,
         waitingFor target: WriteStatus = .durable
     ) async throws -> WriteReceipt {
         try target.checkIsTarget()
@@ -179,31 +179,30 @@ extension DataNode {
     /// ```
     /// - Parameters:
     ///   - name: the registered name.
-    ///   - version: the registered version; nil for the highest one registered on this replica.
+    ///   - version: the registered version (default 1).
     ///   - time: when the write happens.
     ///   - target: the status to wait for (default `.durable`).
     /// - Returns: the write's receipt.
     /// - Throws: as ``call(_:version:arguments:at:waitingFor:)``.
     @discardableResult
     public func call(
-        _ name: String, version: UInt32? = nil, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+        _ name: String, version: UInt32 = 1, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
     ) async throws -> WriteReceipt {
         try target.checkIsTarget()
         return try await finish(try submitCall(name, version: version, arguments: .null, at: time), waitingFor: target)
     }
 
-    func submitCall(_ name: String, version: UInt32?, arguments: Value, at time: WeftTime) throws
+    func submitCall(_ name: String, version: UInt32, arguments: Value, at time: WeftTime) throws
         -> Submitted<WriteReceipt>
     {
         try ReplicaAccess.checkFunctionName(name)
-        let registered = access.state.registeredVersions(of: name)
-        guard let chosen = version ?? registered.max(), registered.contains(chosen) else {
+        guard access.isRegistered(name: name, version: version) else {
             throw WeftError(
                 .unknownFunction,
-                "no function \"\(name)\"\(version.map { " version \($0)" } ?? "") is registered on this replica; "
-                    + "register it with replica.register(name:version:_:) first", path: path)
+                "no function \"\(name)\" version \(version) is registered on this replica; register it with "
+                    + "replica.register(name:version:_:) first", path: path)
         }
-        let call = FunctionCall(name: name, version: chosen, arguments: arguments)
+        let call = FunctionCall(name: name, version: version, arguments: arguments)
         let receipt = try access.submit(path: location, kind: .call(call), at: time)
         return Submitted(receipt: receipt, output: receipt)
     }

@@ -22,7 +22,7 @@ struct ReplicaAccess: Sendable {
 
     /// Fails with `shutDown` once shutdown has begun.
     func checkOpen() throws {
-        if backend.isShutDown { throw WeftError.replicaShutDown }
+        if backend.isShutDown { throw WeftError.replicaIsShutDown }
     }
 
     /// Submits one op, mapping every failure to `WeftError`.
@@ -46,7 +46,12 @@ struct ReplicaAccess: Sendable {
     func register(name: String, version: UInt32, _ function: @escaping FunctionRegistry.Function) throws {
         try Self.checkFunctionName(name)
         backend.register(name: name, version: version, function)
-        state.noteRegistered(name: name, version: version)
+    }
+
+    /// True when this replica can run the function: a call of it applies here rather than waiting.
+    func isRegistered(name: String, version: UInt32) -> Bool {
+        guard let catalog = backend as? any FunctionCatalog else { return true }
+        return catalog.isRegistered(name: name, version: version)
     }
 
     static func checkFunctionName(_ name: String) throws {
@@ -75,8 +80,14 @@ struct ReplicaAccess: Sendable {
     }
 }
 
+/// A backend that can say which functions it has registered, so that a call of an unknown function fails
+/// at once instead of waiting forever on this replica.
+protocol FunctionCatalog {
+    func isRegistered(name: String, version: UInt32) -> Bool
+}
+
 extension WeftError {
     /// The error of every write after shutdown.
-    static let replicaShutDown = WeftError(
+    static let replicaIsShutDown = WeftError(
         .shutDown, "the replica is shut down; open it again to write")
 }

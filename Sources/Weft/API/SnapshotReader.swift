@@ -54,8 +54,7 @@ public struct SnapshotReader: Sendable {
 
 extension ReplicaAccess {
     /// Runs `body` with a reader of one consistent snapshot; see `Replica.readSnapshot`.
-    func readSnapshot<T>(_ body: (SnapshotReader) throws -> T) throws -> T {
-        try checkOpen()
-        return try body(SnapshotReader(access: self, tree: backend.snapshot()))
+    func readSnapshot<T>(_ body: (SnapshotReader) throws -> T) rethrows -> T {
+        try body(SnapshotReader(access: self, tree: backend.snapshot()))
     }
 }

@@ -11,8 +11,8 @@ final class MemoryBackend: ReplicaBackend, @unchecked Sendable {
     // Sendable: every mutable field is guarded by `lock`.
     let replica: ReplicaID
     let api = APIState(label: "weft.test.callbacks")
-    private let lock = NSLock()
-    private let engine = MergeEngine()
+    fileprivate let lock = NSLock()
+    fileprivate let engine = MergeEngine()
     private var clock: HybridClock
     private let wallMillis: @Sendable () -> UInt64
     private var sequence: UInt64 = 0
@@ -181,6 +181,14 @@ final class MemoryBackend: ReplicaBackend, @unchecked Sendable {
         let batch = ChangeBatch(changes: report.changes, isLocalPending: isLocalPending, outcomes: report.outcomes)
         let targets = Array(listeners.values)
         notifications.async { for listener in targets { listener(batch) } }
+    }
+}
+
+// MARK: - FunctionCatalog
+
+extension MemoryBackend: FunctionCatalog {
+    func isRegistered(name: String, version: UInt32) -> Bool {
+        lock.withLock { engine.registry.contains(name: name, version: version) }
     }
 }
 
