@@ -18,7 +18,7 @@ final class Collector<Element: Sendable>: @unchecked Sendable {
 
     /// Waits until at least `count` values arrived (or the timeout passed) and returns them.
     @discardableResult
-    func wait(for count: Int, timeoutSeconds: Double = 5) async -> [Element] {
+    func wait(for count: Int, timeoutSeconds: Double = 30) async -> [Element] {
         await eventually(timeoutSeconds: timeoutSeconds) { self.count >= count }
         return values
     }
