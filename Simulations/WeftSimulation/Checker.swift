@@ -1,0 +1,252 @@
+import WeftCore
+import WeftSync
+
+/// The simulator's memory of what every replica should hold, independent of the replicas' own
+/// bookkeeping, and the continuous checks built on it.
+///
+/// It keeps every op ever made (by stamp and by origin and sequence), the set of ops each replica
+/// received or made, the greatest stamp each replica knows, and the highest vector any peer
+/// acknowledged. Each check returns the first broken property, or nil.
+final class Checker {
+    struct Slot: Hashable {
+        let origin: ReplicaID
+        let sequence: UInt64
+    }
+
+    let ids: [ReplicaID]
+    let registry: FunctionRegistry
+    /// Every op made and not lost in a crash before it left its replica.
+    private(set) var ops: [Stamp: Op] = [:]
+    private var slots: [Slot: Stamp] = [:]
+    /// The ops each replica holds (made, received, or read back from its disk).
+    private(set) var known: [Set<Stamp>]
+    /// The same, in the order they came, for sampling.
+    private var knownOrder: [[Stamp]]
+    /// An order-free hash of each `known` set.
+    private(set) var knownHash: [UInt64]
+    private var greatestStamp: [Stamp?]
+    /// Every op covered by some acknowledgement a replica recorded.
+    private(set) var acknowledged = VersionVector()
+    private var rng: SeededGenerator
+    var now: UInt64 = 0
+
+    init(ids: [ReplicaID], registry: FunctionRegistry, seed: UInt64) {
+        self.ids = ids
+        self.registry = registry
+        known = Array(repeating: [], count: ids.count)
+        knownOrder = Array(repeating: [], count: ids.count)
+        knownHash = Array(repeating: 0, count: ids.count)
+        greatestStamp = Array(repeating: nil, count: ids.count)
+        rng = RandomStream.checks.generator(seed: seed)
+    }
+
+    func failure(_ kind: SimulationFailure.Kind, _ replica: Int?, _ message: String) -> SimulationFailure {
+        SimulationFailure(kind: kind, tick: now, replica: replica, message: message)
+    }
+
+    static func hash(_ stamp: Stamp) -> UInt64 {
+        var z = stamp.time &+ stamp.replica.rawValue &* 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    private func insertKnown(_ stamp: Stamp, at replica: Int) -> Bool {
+        guard known[replica].insert(stamp).inserted else { return false }
+        knownOrder[replica].append(stamp)
+        knownHash[replica] &+= Checker.hash(stamp)
+        if greatestStamp[replica].map({ stamp > $0 }) ?? true { greatestStamp[replica] = stamp }
+        return true
+    }
+
+    // MARK: - Events
+
+    /// A replica made an op: its stamp must exceed every stamp it knows, and its origin and sequence
+    /// must be new.
+    func wrote(_ op: Op, at replica: Int) -> SimulationFailure? {
+        if let greatest = greatestStamp[replica], op.stamp <= greatest {
+            return failure(.stampNotMonotonic, replica, "stamped \(op.stamp) after knowing \(greatest)")
+        }
+        let slot = Slot(origin: op.origin, sequence: op.sequence)
+        if let other = slots[slot] {
+            return failure(.conflictingOps, replica, "sequence \(op.sequence) reused: \(other) then \(op.stamp)")
+        }
+        if ops[op.stamp] != nil { return failure(.conflictingOps, replica, "stamp \(op.stamp) made twice") }
+        ops[op.stamp] = op
+        slots[slot] = op.stamp
+        _ = insertKnown(op.stamp, at: replica)
+        return nil
+    }
+
+    /// A replica merged ops from a peer: each must be an op some replica made, unaltered; the ones
+    /// the replica called known must be known.
+    func received(_ ops: [Op], fresh: [Op], at replica: Int) -> SimulationFailure? {
+        for op in fresh {
+            guard let original = self.ops[op.stamp] else {
+                return failure(.conflictingOps, replica, "received \(op.stamp), which no replica made")
+            }
+            guard original == op else { return failure(.conflictingOps, replica, "op \(op.stamp) arrived altered") }
+            _ = insertKnown(op.stamp, at: replica)
+        }
+        if fresh.count < ops.count {
+            for op in ops where !known[replica].contains(op.stamp) {
+                return failure(.conflictingOps, replica, "the engine claims \(op.stamp), which never reached it")
+            }
+        }
+        return nil
+    }
+
+    /// A replica acknowledged `acknowledgement` to another; `durable` is what it had synced: the
+    /// vector may not claim more, nor the stable frontier more than any member synced.
+    func acknowledgement(
+        _ acknowledgement: Acknowledgement, by peer: Int, durable: VersionVector, everyDurable: [VersionVector]
+    ) -> SimulationFailure? {
+        guard durable.covers(acknowledgement.versionVector) else {
+            return failure(
+                .acknowledgementBeyondDurable, peer,
+                "acknowledged \(acknowledgement.versionVector) holding \(durable) durably")
+        }
+        for (member, vector) in everyDurable.enumerated() where !vector.covers(acknowledgement.stableFrontier) {
+            return failure(
+                .acknowledgementBeyondDurable, peer,
+                "announced stable \(acknowledgement.stableFrontier) but r\(member) holds \(vector)")
+        }
+        acknowledged = acknowledged.merged(with: acknowledgement.versionVector)
+        return nil
+    }
+
+    /// A replica lost `lost` in a crash (ops it had not synced). Its own lost ops must not have
+    /// left it; they are forgotten, as their sequences will be reused.
+    func crashed(_ replica: Int, lost: [Op]) -> SimulationFailure? {
+        for op in lost {
+            if known[replica].remove(op.stamp) != nil { knownHash[replica] &-= Checker.hash(op.stamp) }
+            guard op.origin == ids[replica] else { continue }
+            for other in known.indices where other != replica && known[other].contains(op.stamp) {
+                return failure(
+                    .unsyncedOpEscaped, replica, "op \(op.sequence) (\(op.stamp)) was lost but r\(other) has it")
+            }
+            ops.removeValue(forKey: op.stamp)
+            slots.removeValue(forKey: Slot(origin: op.origin, sequence: op.sequence))
+        }
+        knownOrder[replica] = knownOrder[replica].filter { known[replica].contains($0) }
+        return nil
+    }
+
+    /// A replica read `recovered` back after a crash; it must be exactly what it had synced
+    /// (`durable`), unaltered, with a clock at least as late as every op, and its engine must equal
+    /// the fold of it.
+    func recovered(
+        _ replica: Int, _ recovered: RecoveredLog, durable: VersionVector, state: Value
+    ) -> SimulationFailure? {
+        var log = ContiguousLog()
+        for op in recovered.ops { log.add(op) }
+        guard !log.hasGaps, log.vector == durable else {
+            return failure(.recoveryMismatch, replica, "read back \(log.vector) after syncing \(durable)")
+        }
+        let stamps = Set(recovered.ops.map(\.stamp))
+        guard stamps == known[replica] else {
+            return failure(
+                .recoveryMismatch, replica,
+                "read back \(stamps.count) ops; \(known[replica].count) had been synced or kept")
+        }
+        for op in recovered.ops where ops[op.stamp] != op {
+            return failure(.recoveryMismatch, replica, "op \(op.stamp) came back from disk altered")
+        }
+        greatestStamp[replica] = recovered.ops.last?.stamp
+        if let greatest = greatestStamp[replica], recovered.clockTime < greatest.time {
+            return failure(.stampNotMonotonic, replica, "the clock restarted below \(greatest)")
+        }
+        knownOrder[replica] = recovered.ops.map(\.stamp)
+        let folded = ReferenceFold.fold(recovered.ops, registry: registry).state
+        if let tree = recovered.tree, tree != folded {
+            let at = ValueDifference.first(between: folded, and: tree)
+            return failure(
+                .recoveryMismatch, replica,
+                "the stored tree differs from the fold of the stored ops at \(at.path): "
+                    + "fold has \(at.expected), tree has \(at.actual)")
+        }
+        return compare(replica, folded: folded, count: recovered.ops.count, state: state)
+    }
+
+    // MARK: - Checks
+
+    /// The replica's state must be the reference fold of the ops it holds.
+    func compareWithFold(_ replica: Int, ops: [Op], state: Value) -> SimulationFailure? {
+        compare(replica, folded: ReferenceFold.fold(ops, registry: registry).state, count: ops.count, state: state)
+    }
+
+    private func compare(_ replica: Int, folded: Value, count: Int, state: Value) -> SimulationFailure? {
+        guard folded != state else { return nil }
+        let at = ValueDifference.first(between: folded, and: state)
+        return failure(
+            .stateDiffersFromFold, replica,
+            "after \(count) ops, at \(at.path): fold has \(at.expected), replica has \(at.actual)")
+    }
+
+    /// A snapshot must be the fold of exactly the ops its frontier covers.
+    func snapshot(_ snapshot: SyncSnapshot, at replica: Int) -> SimulationFailure? {
+        let covered = slots.compactMap { slot, stamp in
+            snapshot.frontier.contains(origin: slot.origin, sequence: slot.sequence) ? ops[stamp] : nil
+        }
+        guard UInt64(covered.count) == snapshot.frontier.total else {
+            return failure(.conflictingOps, replica, "a snapshot at \(snapshot.frontier) covers ops no replica made")
+        }
+        let folded = ReferenceFold.fold(covered, registry: registry).state
+        guard folded != snapshot.value else { return nil }
+        let at = ValueDifference.first(between: folded, and: snapshot.value)
+        return failure(
+            .stateDiffersFromFold, replica,
+            "snapshot at \(snapshot.frontier) differs from the fold of its \(covered.count) ops at \(at.path): "
+                + "fold has \(at.expected), snapshot has \(at.actual)")
+    }
+
+    /// The ops a replica holds, from the table.
+    func knownOps(_ replica: Int) -> [Op] { known[replica].compactMap { ops[$0] } }
+
+    /// Replicas holding the same ops must show the same digest.
+    func compareDigests(_ digests: [(replica: Int, digest: StateDigest)]) -> SimulationFailure? {
+        var byOps: [UInt64: (replica: Int, digest: StateDigest)] = [:]
+        for entry in digests {
+            let key = knownHash[entry.replica] ^ UInt64(known[entry.replica].count)
+            guard let first = byOps[key] else {
+                byOps[key] = entry
+                continue
+            }
+            guard known[first.replica] == known[entry.replica] else { continue }
+            if first.digest != entry.digest {
+                return failure(
+                    .sameOpsDifferentDigests, entry.replica,
+                    "r\(first.replica) and r\(entry.replica) hold the same \(known[entry.replica].count) ops "
+                        + "but show \(first.digest) and \(entry.digest)")
+            }
+        }
+        return nil
+    }
+
+    /// Ops the replica holds, drawn at random, to deliver again.
+    func sampleKnown(_ replica: Int, count: Int) -> [Op] {
+        let order = knownOrder[replica]
+        guard !order.isEmpty else { return [] }
+        return (0..<min(count, order.count)).compactMap { _ in ops[order[Int(rng.below(UInt64(order.count)))]] }
+    }
+
+    func chance(_ probability: Double) -> Bool { rng.chance(probability) }
+}
+
+/// The first place where two values differ, for failure messages.
+enum ValueDifference {
+    static func first(between expected: Value, and actual: Value) -> (path: String, expected: String, actual: String) {
+        var keys: [String] = []
+        var left = expected
+        var right = actual
+        while case .object(let leftChildren) = left, case .object(let rightChildren) = right {
+            let names = Set(leftChildren.keys).union(rightChildren.keys).sorted()
+            guard let key = names.first(where: { leftChildren[$0] != rightChildren[$0] }) else { break }
+            keys.append(key)
+            left = leftChildren[key] ?? .null
+            right = rightChildren[key] ?? .null
+        }
+        func text(_ value: Value) -> String { String(value.jsonString().prefix(120)) }
+        return ("/" + keys.joined(separator: "/"), text(left), text(right))
+    }
+}

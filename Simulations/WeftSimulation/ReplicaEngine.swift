@@ -1,0 +1,39 @@
+import WeftCore
+
+/// What a simulated replica needs from its merge engine. The real ``MergeEngine`` conforms as it is;
+/// a ``SabotagedEngine`` wraps one and breaks a rule on purpose.
+protocol ReplicaEngine: AnyObject {
+    /// Applies ops in any order, with duplicates.
+    func apply(_ ops: [Op]) -> ApplyReport
+    /// The current state.
+    var state: Value { get }
+    /// The digest of the current state.
+    var digest: StateDigest { get }
+    /// For each origin, the highest sequence held with no gap below it.
+    var versionVector: VersionVector { get }
+    /// Ops of `origin` after `sequence`, in sequence order, at most `limit`.
+    func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) -> [Op]
+    /// True when the op with this stamp is known.
+    func contains(_ stamp: Stamp) -> Bool
+    /// The outcome of a known op.
+    func outcome(of stamp: Stamp) -> Outcome?
+    /// Folds every op stamped at or below `frontier` into the base; returns how many.
+    func compact(upTo frontier: Stamp) -> Int
+    /// The greatest compacted stamp.
+    var frontier: Stamp? { get }
+    /// The state folded from the compacted ops.
+    var base: Value { get }
+    /// Which road the engine took for each op.
+    var statistics: MergeStatistics { get }
+}
+
+extension MergeEngine: ReplicaEngine {}
+
+extension Sabotage {
+    /// An engine for a replica: the real one, wrapped in a sabotage when there is one.
+    static func engine(_ sabotage: Sabotage?, registry: FunctionRegistry, capturesChanges: Bool) -> any ReplicaEngine {
+        let engine = MergeEngine(registry: registry, capturesChanges: capturesChanges)
+        guard let sabotage else { return engine }
+        return SabotagedEngine(inner: engine, sabotage: sabotage)
+    }
+}

@@ -1,0 +1,135 @@
+import WeftCore
+
+/// A deliberately broken merge rule. A run with a sabotage must fail one of the checkers: that is
+/// how the simulator shows its checkers can see such a bug at all.
+///
+/// Sabotage lives here, in a wrapper around the real engine, never in WeftCore.
+///
+/// ```swift
+/// var options = ScenarioOptions()
+/// options.sabotage = .arrivalOrderWins
+/// ```
+public enum Sabotage: String, Codable, Sendable, Hashable, CaseIterable {
+    /// A `set` that arrives last wins, whatever its stamp (last writer wins by arrival order).
+    case arrivalOrderWins = "arrival-order-wins"
+    /// An increment delivered again is counted again.
+    case duplicateIncrementsCounted = "double-count"
+    /// An increment equal to one already applied to the same counter is taken for a duplicate and
+    /// dropped.
+    case equalIncrementsDropped = "drop-equal-increments"
+    /// A transaction whose read was stale applies anyway.
+    case transactionsNeverValidated = "unvalidated-transactions"
+    /// A registered call runs once, on the state it meets when it arrives, instead of at its place
+    /// in stamp order.
+    case callsRunAtArrival = "calls-at-arrival"
+
+    /// What the sabotage breaks, in a sentence.
+    public var summary: String {
+        switch self {
+        case .arrivalOrderWins: return "last writer wins by arrival order instead of stamp order"
+        case .duplicateIncrementsCounted: return "increments delivered twice are counted twice"
+        case .equalIncrementsDropped: return "equal increments of one counter are dropped as duplicates"
+        case .transactionsNeverValidated: return "stale transactions are applied instead of rejected"
+        case .callsRunAtArrival: return "registered calls run on arrival, not at their place in stamp order"
+        }
+    }
+}
+
+/// The real engine with one rule broken: the state it shows is the real state with patches laid on
+/// top, each patch being what the broken rule did differently.
+final class SabotagedEngine: ReplicaEngine {
+    enum Patch {
+        /// The broken rule wrote this value here.
+        case write(Path, Value)
+        /// The broken rule moved this counter by this much more (or less) than the real rule.
+        case add(Path, Int64)
+    }
+
+    let inner: MergeEngine
+    let sabotage: Sabotage
+    private var patches: [Patch] = []
+    private var cached: Value?
+    /// Increments seen per counter, for ``Sabotage/equalIncrementsDropped``.
+    private var incrementsSeen: Set<IncrementKey> = []
+
+    struct IncrementKey: Hashable {
+        let path: Path
+        let by: Int64
+    }
+
+    init(inner: MergeEngine, sabotage: Sabotage) {
+        self.inner = inner
+        self.sabotage = sabotage
+    }
+
+    var state: Value {
+        if let cached { return cached }
+        var state = inner.state
+        for patch in patches {
+            switch patch {
+            case .write(let path, let value): state.write(value, at: path)
+            case .add(let path, let delta):
+                if case .int(let current) = state.value(at: path) {
+                    state.write(.int(current &+ delta), at: path)
+                }
+            }
+        }
+        cached = state
+        return state
+    }
+
+    var digest: StateDigest { StateDigest(of: state) }
+    var versionVector: VersionVector { inner.versionVector }
+
+    func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) -> [Op] {
+        inner.ops(from: origin, after: sequence, limit: limit)
+    }
+
+    func contains(_ stamp: Stamp) -> Bool { inner.contains(stamp) }
+    var frontier: Stamp? { inner.frontier }
+    var base: Value { inner.base }
+    var statistics: MergeStatistics { inner.statistics }
+    func compact(upTo frontier: Stamp) -> Int { inner.compact(upTo: frontier) }
+    func outcome(of stamp: Stamp) -> Outcome? { inner.outcome(of: stamp) }
+
+    func apply(_ ops: [Op]) -> ApplyReport {
+        let known = ops.map { inner.contains($0.stamp) }
+        let before = sabotage == .callsRunAtArrival ? state : .null
+        let report = inner.apply(ops)
+        cached = nil
+        for (op, wasKnown) in zip(ops, known) {
+            breakRule(op, wasKnown: wasKnown, report: report, before: before)
+        }
+        return report
+    }
+
+    private func breakRule(_ op: Op, wasKnown: Bool, report: ApplyReport, before: Value) {
+        switch sabotage {
+        case .arrivalOrderWins:
+            guard !wasKnown else { return }
+            patches.removeAll { patch in
+                if case .write(let path, _) = patch { return op.path.isRelated(to: path) }
+                return false
+            }
+            if case .set(let value) = op.kind { patches.append(.write(op.path, value)) }
+        case .duplicateIncrementsCounted:
+            guard wasKnown, case .increment(.int(let by), _) = op.kind else { return }
+            patches.append(.add(op.path, by))
+        case .equalIncrementsDropped:
+            guard !wasKnown, case .increment(.int(let by), _) = op.kind, by != 0 else { return }
+            let key = IncrementKey(path: op.path, by: by)
+            if !incrementsSeen.insert(key).inserted { patches.append(.add(op.path, -by)) }
+        case .transactionsNeverValidated:
+            guard !wasKnown, case .transaction(_, let result) = op.kind,
+                case .rejected(.staleRead) = report.outcomes[op.stamp]
+            else { return }
+            patches.append(.write(op.path, result))
+        case .callsRunAtArrival:
+            guard !wasKnown, case .call(let call) = op.kind,
+                let function = inner.registry.function(name: call.name, version: call.version),
+                let result = function(before.value(at: op.path), call.arguments)
+            else { return }
+            patches.append(.write(op.path, result.normalized))
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import WeftCore
+
+/// A failing schedule on disk: the scenario to replay, and how it failed when it was written.
+///
+/// `weft-sim shrink` writes one; `weft-sim replay FILE` runs it.
+///
+/// ```swift
+/// let file = try ScheduleFile.read(from: "seed-42.schedule.json")
+/// let report = Simulation(scenario: file.scenario).run()
+/// ```
+public struct ScheduleFile: Codable, Sendable, Hashable {
+    /// The file format; this build writes and reads 1.
+    public static let formatCurrent = 1
+
+    /// The format of this file.
+    public var format: Int
+    /// What the file is, for a human reading it.
+    public var note: String
+    /// The scenario to replay.
+    public var scenario: Scenario
+    /// How the scenario failed when the file was written.
+    public var failure: SimulationFailure?
+    /// The seed and size of the run it was shrunk from.
+    public var shrunkFrom: ShrinkOrigin?
+
+    /// Where a shrunk schedule came from.
+    public struct ShrinkOrigin: Codable, Sendable, Hashable {
+        /// The seed of the original run.
+        public var seed: UInt64
+        /// Replicas of the original run.
+        public var replicas: Int
+        /// Writes of the original run.
+        public var writes: Int
+        /// Fault episodes of the original run.
+        public var episodes: Int
+        /// Simulations the shrink ran.
+        public var runs: Int
+    }
+
+    /// A file for the result of a shrink.
+    public init(result: ShrinkResult) {
+        format = ScheduleFile.formatCurrent
+        note = "weft-sim schedule: replay with `weft-sim replay FILE`"
+        scenario = result.shrunk
+        failure = result.failure
+        shrunkFrom = ShrinkOrigin(
+            seed: result.original.seed, replicas: result.original.replicaCount,
+            writes: result.original.keptWrites?.count ?? result.original.opCount,
+            episodes: result.original.episodes.count, runs: result.runs)
+    }
+
+    /// Writes the file as JSON.
+    /// - Throws: Foundation's file errors.
+    public func write(to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(self).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Reads and checks a schedule file.
+    /// - Throws: ``SimulationError/unreadableSchedule(path:reason:)``, or
+    ///   ``SimulationError/invalidScenario(reason:)`` when its scenario breaks a limit.
+    public static func read(from path: String) throws -> ScheduleFile {
+        let file: ScheduleFile
+        do {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            file = try JSONDecoder().decode(ScheduleFile.self, from: data)
+        } catch {
+            throw SimulationError.unreadableSchedule(path: path, reason: "\(error)")
+        }
+        guard file.format == formatCurrent else {
+            throw SimulationError.unreadableSchedule(
+                path: path, reason: "format \(file.format); this build reads format \(formatCurrent)")
+        }
+        try file.scenario.validate()
+        return file
+    }
+}
+
+/// Ops as one line of text each, for replays.
+public enum OpText {
+    /// `tick r1 seq 3 0123456789A-stamp set /items/i0/name "s4"`.
+    public static func line(_ op: Op, tick: UInt64, replica: Int) -> String {
+        "\(tick) r\(replica) seq \(op.sequence) \(op.stamp) \(kind(op))"
+    }
+
+    static func kind(_ op: Op) -> String {
+        switch op.kind {
+        case .set(let value): return "set \(op.path) \(value.jsonString())"
+        case .merge(let children):
+            return "merge \(op.path) {"
+                + children.map { "\($0.relative): \($0.value.jsonString())" }.joined(separator: ", ")
+                + "}"
+        case .increment(let by, let from): return "increment \(op.path) by \(by) from \(from)"
+        case .batch(let writes):
+            return "batch [" + writes.map(write).joined(separator: "; ") + "]"
+        case .transaction(let read, let result): return "transaction \(op.path) read \(read) = \(result.jsonString())"
+        case .call(let call):
+            return "call \(op.path) \(call.name)@\(call.version)(\(call.arguments.jsonString()))"
+        }
+    }
+
+    static func write(_ write: Write) -> String {
+        switch write {
+        case .set(let path, let value): return "set \(path) \(value.jsonString())"
+        case .merge(let path, let children):
+            return "merge \(path) {"
+                + children.map { "\($0.relative): \($0.value.jsonString())" }.joined(separator: ", ")
+                + "}"
+        case .increment(let path, let by, let from): return "increment \(path) by \(by) from \(from)"
+        }
+    }
+}

@@ -1,0 +1,272 @@
+import WeftCore
+import WeftSync
+
+/// One simulated replica, as a real shell would hold it: the real merge engine (or a sabotaged
+/// one), a hybrid logical clock fed by a simulated wall clock, a disk, and what it learnt of its
+/// peers' acknowledgements.
+///
+/// Its sessions see the log through ``view``: the ops the disk has synced, which is what this
+/// replica acknowledges and relays, so that a crash can only lose ops that never left it.
+final class SimulatedReplica {
+    let index: Int
+    let id: ReplicaID
+    let profile: ReplicaProfile
+    let disk: any ReplicaDisk
+    let sabotage: Sabotage?
+    let members: Set<ReplicaID>
+    let hubs: Set<ReplicaID>
+
+    private(set) var isUp = true
+    private(set) var engine: any ReplicaEngine
+    private(set) var clock: HybridClock
+    /// The ops synced to disk, per origin.
+    private(set) var durable = ContiguousLog()
+    /// The ops of each commit not synced yet, oldest first (the disk's unsynced commits).
+    private(set) var unsyncedCommits: [[Op]] = []
+    private(set) var lastOwnSequence: UInt64 = 0
+    /// Per origin, the ops folded into the engine's base.
+    private(set) var compacted = VersionVector()
+    /// The stable frontier the last compaction attempt started from (none is tried again on it).
+    private var lastCompactionStable: VersionVector?
+    private(set) var book: AcknowledgementBook
+    /// The wall clock minus simulated time, in milliseconds.
+    var clockOffsetMillis: Int64
+    /// While a clock runs beyond the drift limit: the offset it runs at instead.
+    var beyondDriftOffsetMillis: Int64?
+    /// Bumped by a crash, so that the fsync timer of the previous life does not fire.
+    private(set) var generation: UInt64 = 0
+    /// True while a ``Event/logGrew(replica:)`` is scheduled.
+    var growthScheduled = false
+    /// Sessions of this replica: (connection, side), in the order they opened.
+    var endpoints: [EndpointAddress] = []
+    private var cachedView: ReplicaLogView?
+
+    init(
+        index: Int, id: ReplicaID, profile: ReplicaProfile, disk: any ReplicaDisk, sabotage: Sabotage?,
+        members: Set<ReplicaID>, hubs: Set<ReplicaID>
+    ) {
+        self.index = index
+        self.id = id
+        self.profile = profile
+        self.disk = disk
+        self.sabotage = sabotage
+        self.members = members
+        self.hubs = hubs
+        engine = Sabotage.engine(sabotage, registry: Workload.registry, capturesChanges: disk.storesTree)
+        clock = HybridClock(replica: id, driftMillisMax: SimulationLimits.driftMillisMax)
+        book = AcknowledgementBook(local: id, members: members, hubs: hubs)
+        clockOffsetMillis = profile.clockOffsetMillis
+    }
+
+    /// The replica's wall clock at simulated tick `now`, in milliseconds.
+    func wallMillis(now: UInt64) -> UInt64 {
+        let offset = beyondDriftOffsetMillis ?? clockOffsetMillis
+        return UInt64(Int64(SimulationLimits.epochMillis + now) + offset)
+    }
+
+    /// The log as its sessions read it.
+    var view: ReplicaLogView {
+        if let cachedView { return cachedView }
+        let view = ReplicaLogView(
+            engine: engine, versionVector: durable.vector, compactionFrontier: compacted,
+            stableFrontier: book.stableFrontier(local: durable.vector))
+        cachedView = view
+        return view
+    }
+
+    // MARK: - Writing and receiving
+
+    /// Makes a local op of `write` and applies it.
+    /// - Throws: the clock's error when the 48-bit range runs out (never in practice).
+    func write(_ write: WritePlan.Write, now: UInt64) throws -> (Op, ApplyReport) {
+        precondition(isUp, "a crashed replica does not write")
+        let stamp = try clock.next(wallMillis: wallMillis(now: now))
+        lastOwnSequence += 1
+        let op = WritePlan.op(of: write, stamp: stamp, sequence: lastOwnSequence, read: engine.versionVector)
+        let report = engine.apply([op])
+        try commit([op], changes: report.changes)
+        return (op, report)
+    }
+
+    /// Checks the stamps of ops received, then merges and commits the new ones.
+    /// - Returns: nil when a stamp runs too far ahead of this replica's clock (nothing is applied);
+    ///   otherwise the ops new to this replica and the engine's report.
+    func receive(_ ops: [Op], now: UInt64) throws -> (fresh: [Op], report: ApplyReport)? {
+        precondition(isUp, "a crashed replica receives nothing")
+        let wall = wallMillis(now: now)
+        for op in ops {
+            do { try clock.check(op.stamp, wallMillis: wall) } catch { return nil }
+        }
+        var seen = Set<Stamp>()
+        var fresh: [Op] = []
+        for op in ops {
+            try? clock.receive(op.stamp, wallMillis: wall)
+            if !engine.contains(op.stamp), seen.insert(op.stamp).inserted { fresh.append(op) }
+        }
+        let report = engine.apply(ops)
+        if !fresh.isEmpty { try commit(fresh, changes: report.changes) }
+        return (fresh, report)
+    }
+
+    /// One group commit; synced at once when the replica syncs every commit.
+    private func commit(_ ops: [Op], changes: [Change]) throws {
+        try disk.commit(ops, changes: changes, clockTime: clock.lastTime)
+        if profile.syncsEveryCommit {
+            try disk.sync()
+            for op in ops { durable.add(op) }
+            cachedView = nil
+            return
+        }
+        unsyncedCommits.append(ops)
+        // A disk may sync on its own (a WAL's automatic checkpoint): those commits are durable now.
+        let syncedAlone = unsyncedCommits.count - disk.unsyncedCommitCount
+        if syncedAlone > 0 {
+            for commit in unsyncedCommits.prefix(syncedAlone) { for op in commit { durable.add(op) } }
+            unsyncedCommits.removeFirst(syncedAlone)
+            cachedView = nil
+        }
+    }
+
+    /// Syncs the disk. - Returns: true when ops became durable.
+    func sync() throws -> Bool {
+        guard !unsyncedCommits.isEmpty else { return false }
+        try disk.sync()
+        for commit in unsyncedCommits { for op in commit { durable.add(op) } }
+        unsyncedCommits = []
+        cachedView = nil
+        return true
+    }
+
+    /// Records a peer's acknowledgement.
+    func record(_ acknowledgement: Acknowledgement, from peer: ReplicaID) {
+        book.record(acknowledgement, from: peer)
+        cachedView = nil
+    }
+
+    // MARK: - Compaction
+
+    /// Folds into the engine's base every op that every member durably holds, as a replica does to
+    /// keep its log short.
+    ///
+    /// The stable frontier is a version vector; the engine compacts by stamp. Every op a member has
+    /// not acknowledged comes after the last one it did, in its origin's sequence and so in stamp
+    /// order; hence every op stamped at or below the earliest of those last acknowledged ops is
+    /// held by all. The disk keeps the whole log (see `Docs/SIMULATOR.md`).
+    /// - Returns: the number of ops folded.
+    func compactToStableFrontier() -> Int {
+        let stable = view.stableFrontier
+        guard stable != lastCompactionStable else { return 0 }
+        lastCompactionStable = stable
+        var frontier: Stamp?
+        for member in members.sorted() {
+            let sequence = stable[member]
+            guard sequence > compacted[member],
+                let op = engine.ops(from: member, after: sequence - 1, limit: 1).first
+            else { return 0 }
+            frontier = min(frontier ?? op.stamp, op.stamp)
+        }
+        guard let frontier, engine.frontier.map({ frontier > $0 }) ?? true else { return 0 }
+        for member in members.sorted() {
+            let after = compacted[member]
+            let candidates = engine.ops(from: member, after: after, limit: Int(stable[member] - after))
+            if let last = candidates.last(where: { $0.stamp <= frontier }) {
+                compacted.advance(origin: member, to: last.sequence)
+            }
+        }
+        cachedView = nil
+        return engine.compact(upTo: frontier)
+    }
+
+    // MARK: - Crash and restart
+
+    /// Power loss: the disk keeps `kept` of its unsynced commits; the process state is gone.
+    /// - Returns: the ops lost (known to the engine, not on disk any more).
+    func crash(keepingUnsyncedCommits kept: Int) -> [Op] {
+        precondition(isUp, "crash of a replica already down")
+        let lostCommits = disk.crash(keepingUnsyncedCommits: kept)
+        precondition(lostCommits == unsyncedCommits.count - kept, "the disk lost another number of commits")
+        for commit in unsyncedCommits.prefix(kept) { for op in commit { durable.add(op) } }
+        let lost = unsyncedCommits.dropFirst(kept).flatMap { $0 }
+        unsyncedCommits = []
+        isUp = false
+        generation += 1
+        endpoints = []
+        growthScheduled = false
+        cachedView = nil
+        return lost
+    }
+
+    /// Restarts from what the disk holds.
+    /// - Returns: what was read back.
+    func restart() throws -> RecoveredLog {
+        precondition(!isUp, "restart of a running replica")
+        let recovered = try disk.recover()
+        engine = Sabotage.engine(sabotage, registry: Workload.registry, capturesChanges: disk.storesTree)
+        _ = engine.apply(recovered.ops)
+        clock = HybridClock(replica: id, lastTime: recovered.clockTime, driftMillisMax: SimulationLimits.driftMillisMax)
+        lastOwnSequence = recovered.ops.reduce(0) { $1.origin == id ? max($0, $1.sequence) : $0 }
+        book = AcknowledgementBook(local: id, members: members, hubs: hubs)
+        compacted = VersionVector()
+        lastCompactionStable = nil
+        isUp = true
+        cachedView = nil
+        return recovered
+    }
+
+    /// Adds the statistics of the current engine to `coverage` (before a crash drops it, and at the end).
+    func countEngineRoads(into coverage: inout Coverage) {
+        let statistics = engine.statistics
+        coverage.bump(.engineInOrder, by: statistics.inOrder)
+        coverage.bump(.engineCounterShortcuts, by: statistics.counterShortcuts)
+        coverage.bump(.engineHiddenWrites, by: statistics.hiddenWrites)
+        coverage.bump(.engineRefolds, by: statistics.refolds)
+        coverage.bump(.engineReplayedOps, by: statistics.replayedOps)
+    }
+
+    /// Ops known to the engine and not yet durable.
+    var unsyncedOpCount: Int { unsyncedCommits.reduce(0) { $0 + $1.count } }
+}
+
+/// One side of one connection.
+struct EndpointAddress: Hashable {
+    let connection: Int
+    let side: Int
+}
+
+/// The log a replica's sessions read: only what is durable, so that what they acknowledge and relay
+/// survives a crash.
+struct ReplicaLogView: OpSource {
+    let engine: any ReplicaEngine
+    let versionVector: VersionVector
+    let compactionFrontier: VersionVector
+    let stableFrontier: VersionVector
+
+    func snapshot() throws -> SyncSnapshot { SyncSnapshot(value: engine.base, frontier: compactionFrontier) }
+
+    func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> [Op] {
+        let available = versionVector[origin]
+        guard sequence < available else { return [] }
+        return engine.ops(from: origin, after: sequence, limit: min(limit, Int(available - sequence)))
+    }
+}
+
+/// Per origin, the ops held with no gap below them, and those held beyond a gap.
+struct ContiguousLog {
+    private(set) var vector = VersionVector()
+    private var ahead: [ReplicaID: Set<UInt64>] = [:]
+
+    /// True when some op is held beyond a gap.
+    var hasGaps: Bool { ahead.values.contains { !$0.isEmpty } }
+
+    mutating func add(_ op: Op) {
+        let origin = op.origin
+        let last = vector[origin]
+        if op.sequence == last + 1 {
+            var next = op.sequence
+            while ahead[origin]?.remove(next + 1) != nil { next += 1 }
+            vector.advance(origin: origin, to: next)
+        } else if op.sequence > last + 1 {
+            ahead[origin, default: []].insert(op.sequence)
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import WeftCore
+import WeftSync
+
+// MARK: - Session actions
+
+// The simulator acts on what a session returns exactly as the daemon's shell does: bytes go to the
+// (simulated) transport, received ops are checked against the clock, merged and committed, timers
+// go to the timer wheel, acknowledgements to the replica's book, and a close closes the transport.
+extension Simulation {
+    func perform(_ actions: [SyncAction], at address: EndpointAddress) {
+        for action in actions {
+            guard failure == nil else { return }
+            switch action {
+            case .send(let bytes): transmit(bytes, from: address)
+            case .applyOps(let ops, let peer): applyRemote(ops, from: peer, at: address)
+            case .installSnapshot(let snapshot, let peer): install(snapshot, from: peer, at: address)
+            case .recordAcknowledgement(let acknowledgement, let peer):
+                recordAcknowledgement(acknowledgement, from: peer, at: address)
+            case .scheduleTimer(let timer, let delay): scheduleTimer(timer, after: delay, at: address)
+            case .cancelTimer(let timer):
+                let slot = Connection.timerSlot(side: address.side, timer: timer)
+                connections[address.connection]?.timerGenerations[slot] += 1
+            case .reportStatus(let status): note(status, at: address)
+            case .handleRequest, .deliverReply, .deliverEvent:
+                fail(.unexpectedAction, replica(at: address), "a client message between two replicas: \(action)")
+            case .close(let error): close(address, error: error)
+            }
+        }
+    }
+
+    func replica(at address: EndpointAddress) -> Int? {
+        connections[address.connection]?.replicas[address.side]
+    }
+
+    private func applyRemote(_ ops: [Op], from peer: ReplicaID, at address: EndpointAddress) {
+        guard let index = replica(at: address) else { return }
+        let replica = replicas[index]
+        let outcome: (fresh: [Op], report: ApplyReport)?
+        do {
+            outcome = try replica.receive(ops, now: now)
+        } catch {
+            return fail(.localFailure, index, "committing ops from \(peer) failed: \(error)")
+        }
+        guard let (fresh, report) = outcome else {
+            coverage.bump(.driftRefusals)
+            let error = SyncError(.clockDrift, "a stamp from \(peer) runs too far ahead of this replica's clock")
+            withSession(address) { session, _, now in session.onClose(error: error, now: now) }
+            return
+        }
+        if report.duplicates > 0 { coverage.bump(.duplicateOpsDelivered, by: report.duplicates) }
+        count(report)
+        record(checker.received(ops, fresh: fresh, at: index))
+        if replica.profile.syncsEveryCommit, !fresh.isEmpty { scheduleGrowth(index) }
+    }
+
+    /// A peer sent a snapshot. Replicas only compact what every member durably holds, so the
+    /// receiver always holds the snapshot's ops (the sender's cursor merely lagged behind what the
+    /// receiver learnt elsewhere): the snapshot must be the fold of exactly those ops, and there is
+    /// nothing to install. A snapshot of ops the receiver lacks would mean a compaction too far.
+    private func install(_ snapshot: SyncSnapshot, from peer: ReplicaID, at address: EndpointAddress) {
+        guard let index = replica(at: address) else { return }
+        let durable = replicas[index].durable.vector
+        guard durable.covers(snapshot.frontier) else {
+            return fail(
+                .unexpectedAction, index,
+                "\(peer) sent a snapshot at \(snapshot.frontier) but this replica holds \(durable): "
+                    + "something compacted ops a member lacks")
+        }
+        coverage.bump(.snapshotsReceived)
+        record(checker.snapshot(snapshot, at: index))
+        withSession(address) { session, view, now in session.onLocalOpsAppended(source: view, now: now) }
+    }
+
+    private func recordAcknowledgement(
+        _ acknowledgement: Acknowledgement, from peer: ReplicaID, at address: EndpointAddress
+    ) {
+        guard let index = replica(at: address), let peerIndex = replicas.firstIndex(where: { $0.id == peer }) else {
+            return fail(.unexpectedAction, replica(at: address), "an acknowledgement from unknown replica \(peer)")
+        }
+        coverage.bump(.acknowledgements)
+        replicas[index].record(acknowledgement, from: peer)
+        record(
+            checker.acknowledgement(
+                acknowledgement, by: peerIndex, durable: replicas[peerIndex].durable.vector,
+                everyDurable: replicas.map(\.durable.vector)))
+    }
+
+    private func scheduleTimer(_ timer: SyncTimer, after delay: UInt64, at address: EndpointAddress) {
+        guard connections[address.connection] != nil else { return }
+        let slot = Connection.timerSlot(side: address.side, timer: timer)
+        connections[address.connection]!.timerGenerations[slot] += 1
+        let generation = connections[address.connection]!.timerGenerations[slot]
+        queue.schedule(
+            .timer(connection: address.connection, side: address.side, timer: timer, generation: generation),
+            at: now + delay)
+    }
+
+    private func note(_ status: SyncStatus, at address: EndpointAddress) {
+        switch status.phase {
+        case .handshaking: break
+        case .connected:
+            guard let connection = connections[address.connection], !connection.ready[address.side] else { return }
+            connections[address.connection]!.ready[address.side] = true
+            connections[address.connection]!.readyTick = now
+            coverage.bump(.sessionsReady)
+        case .closed:
+            guard let error = status.error else { return }
+            switch error.code {
+            case .timeout: coverage.bump(.sessionsTimedOut)
+            case .connectionLost: coverage.bump(.sessionsClosedOnLostConnections)
+            case .clockDrift: break
+            default: coverage.bump(.sessionsClosedOnProtocolErrors)
+            }
+            trace.add(UInt64(error.code.rawValue))
+        }
+    }
+
+    /// The session closed: the transport closes after the bytes already written, and the peer sees
+    /// the end of the stream.
+    private func close(_ address: EndpointAddress, error: SyncError?) {
+        guard let connection = connections[address.connection], connection.sessions[address.side] != nil else { return }
+        if connection.sessions[address.side ^ 1] != nil, !connection.torn[address.side ^ 1] {
+            scheduleTransportClosed(toward: address.side ^ 1, of: address.connection)
+        }
+        forget(address)
+    }
+}

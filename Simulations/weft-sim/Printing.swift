@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import WeftSimulation
+
+/// How `weft-sim` prints reports.
+enum Printing {
+    static func summary(of report: SimulationReport, scenario: Scenario) {
+        let faults = report.coverage.faultsInjected
+        print(
+            "seed \(report.seed) · \(report.replicaCount) replicas · \(report.topology.rawValue) · "
+                + "\(report.coverage[.opsWritten]) ops written · \(faults) faults injected"
+                + (scenario.sabotage.map { " · sabotage \($0.rawValue)" } ?? ""))
+        let convergence = report.convergenceTicks.map { "converged \($0) ticks after healing" } ?? "did not converge"
+        print("events \(report.events) · ticks \(report.ticks) · \(convergence)")
+        print("trace \(report.traceHashText)")
+        print(report.passed ? "PASS" : "FAIL")
+    }
+
+    static func failure(_ failure: SimulationFailure, replay: String, shrink: String) {
+        print("FAIL \(failure)")
+        print("replay: \(replay)")
+        print("shrink: \(shrink)")
+    }
+
+    static func coverage(_ coverage: Coverage) {
+        let width = coverage.byName.map(\.name.count).max() ?? 0
+        for (name, count) in coverage.byName {
+            print("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(count)")
+        }
+    }
+
+    static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// Runs this executable again with `arguments` and returns the last line it printed.
+    static func childTraceHash(arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let output = String(decoding: data, as: UTF8.self)
+        return output.split(separator: "\n").last.map(String.init) ?? ""
+    }
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import WeftSimulation
+
+/// `weft-sim run --seed N`: one run, its trace hash, and on failure the commands to replay and shrink it.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run", abstract: "Run one seed and print its trace hash.")
+
+    @Option(name: .long, help: "The seed that decides the run.")
+    var seed: UInt64
+
+    @OptionGroup var scenario: ScenarioFlags
+
+    @Flag(name: .long, help: "Run the seed twice here and once in a child process, and compare trace hashes.")
+    var checkDeterminism = false
+
+    @Flag(name: .long, help: "Print the coverage counters.")
+    var coverage = false
+
+    @Flag(name: .long, help: "Print the report as JSON.")
+    var json = false
+
+    @Flag(name: .long, help: "Print only the trace hash (used by --check-determinism).")
+    var traceHashOnly = false
+
+    func run() throws {
+        let options = try scenario.options()
+        let drawn = Scenario.draw(seed: seed, options: options)
+        let report = Simulation(scenario: drawn).run()
+        if traceHashOnly {
+            print(report.traceHashText)
+            return
+        }
+        if json {
+            print(try Printing.json(report))
+        } else {
+            Printing.summary(of: report, scenario: drawn)
+            if coverage { Printing.coverage(report.coverage) }
+        }
+        if checkDeterminism { try checkAgainstReruns(report, scenario: drawn, options: options) }
+        if let failure = report.failure {
+            Printing.failure(failure, replay: options.replayCommand(seed: seed), shrink: shrinkCommand(options))
+            throw ExitCode.failure
+        }
+    }
+
+    func shrinkCommand(_ options: ScenarioOptions) -> String {
+        (["weft-sim", "shrink", "--seed", "\(seed)"] + options.commandLineArguments).joined(separator: " ")
+    }
+
+    /// Runs the scenario again in this process, then in a child process (whose hash seed differs,
+    /// so an order that leaked from a hashed collection would show).
+    func checkAgainstReruns(_ report: SimulationReport, scenario drawn: Scenario, options: ScenarioOptions) throws {
+        let again = Simulation(scenario: drawn).run()
+        print("determinism: second run in this process \(again.traceHashText)", terminator: "")
+        guard again.traceHash == report.traceHash else {
+            print(" — DIFFERS")
+            throw ExitCode.failure
+        }
+        print(" — same")
+        let child = try Printing.childTraceHash(
+            arguments: ["run", "--seed", "\(seed)", "--trace-hash-only"] + options.commandLineArguments)
+        print("determinism: run in a child process \(child)", terminator: "")
+        guard child == report.traceHashText else {
+            print(" — DIFFERS")
+            throw ExitCode.failure
+        }
+        print(" — same")
+    }
+}

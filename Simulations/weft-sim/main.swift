@@ -1,2 +1,0 @@
-import WeftSimulation
-print("replicas: \(SimulationLimits.replicasMin)...\(SimulationLimits.replicasMax)")

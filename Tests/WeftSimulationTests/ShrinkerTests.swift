@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+import WeftCore
+@testable import WeftSimulation
+
+@Suite struct ShrinkerTests {
+    static func failingScenario() throws -> Scenario {
+        var options = ScenarioOptions()
+        options.replicasMin = 3
+        options.replicasMax = 5
+        options.opCount = 200
+        options.sabotage = .equalIncrementsDropped
+        for seed in UInt64(1)...50 {
+            let scenario = Scenario.draw(seed: seed, options: options)
+            if Simulation(scenario: scenario).run().failure != nil { return scenario }
+        }
+        throw SimulationError.runDoesNotFail(seed: 50)
+    }
+
+    @Test func shrinkingGivesASmallerScheduleThatReplaysAsFailing() throws {
+        let original = try Self.failingScenario()
+        let originalFailure = try #require(Simulation(scenario: original).run().failure)
+        var shrinker = try Shrinker(scenario: original)
+        shrinker.runsMax = 400
+        var steps: [String] = []
+        let result = shrinker.shrink { steps.append($0) }
+        #expect(!steps.isEmpty)
+        #expect(result.original == original)
+        #expect(result.failure.kind == originalFailure.kind)
+        let writesBefore = original.keptWrites?.count ?? original.opCount
+        let writesAfter = result.shrunk.keptWrites?.count ?? result.shrunk.opCount
+        #expect(writesAfter < writesBefore)
+        #expect(writesAfter <= 10, "dropping equal increments needs two increments, not \(writesAfter) writes")
+        #expect(result.shrunk.replicaCount <= original.replicaCount)
+        #expect(result.shrunk.episodes.count <= original.episodes.count)
+        #expect(result.runs <= 400)
+
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "weft-sim-shrink-test-\(ProcessInfo.processInfo.processIdentifier).json"
+        ).path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try ScheduleFile(result: result).write(to: path)
+        let file = try ScheduleFile.read(from: path)
+        #expect(file.scenario == result.shrunk)
+        #expect(file.shrunkFrom?.seed == original.seed)
+        let simulation = Simulation(scenario: file.scenario)
+        simulation.recordsOps = true
+        let replayed = simulation.run()
+        #expect(replayed.failure?.kind == result.failure.kind)
+        #expect(simulation.writtenOps.count <= writesAfter)
+    }
+
+    @Test func aPassingSeedCannotBeShrunk() {
+        var options = ScenarioOptions()
+        options.opCount = 50
+        #expect(throws: SimulationError.runDoesNotFail(seed: 1)) {
+            try Shrinker(scenario: Scenario.draw(seed: 1, options: options))
+        }
+    }
+
+    @Test func aScheduleFileIsCheckedWhenRead() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "weft-sim-bad-schedule-\(ProcessInfo.processInfo.processIdentifier).json"
+        ).path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data("{\"format\": 1}".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(throws: SimulationError.self) { try ScheduleFile.read(from: path) }
+
+        var scenario = Scenario.draw(seed: 3, options: ScenarioOptions())
+        scenario.replicaCount = 40
+        var file = ScheduleFile(
+            result: ShrinkResult(
+                original: scenario, shrunk: scenario,
+                failure: SimulationFailure(kind: .runaway, tick: 0, replica: nil, message: "test"), runs: 1))
+        file.note = "a scenario beyond the limits"
+        try file.write(to: path)
+        #expect(throws: SimulationError.self) { try ScheduleFile.read(from: path) }
+    }
+
+    @Test func droppingTheLastReplicaRewritesTheEpisodesThatNamedIt() {
+        var scenario = Scenario.draw(seed: 4, options: ScenarioOptions())
+        scenario.replicaCount = 4
+        scenario.workloadWriters = 4
+        scenario.replicas = Array(repeating: scenario.replicas[0], count: 4)
+        scenario.episodes = [
+            Episode(startTick: 1, durationTicks: 5, fault: .partition(side: [1, 3], symmetric: true)),
+            Episode(startTick: 2, durationTicks: 5, fault: .partition(side: [3], symmetric: false)),
+            Episode(startTick: 3, durationTicks: 5, fault: .crash(replica: 3, hub: false)),
+            Episode(startTick: 4, durationTicks: 5, fault: .clog(from: 0, to: 1)),
+        ]
+        let smaller = scenario.droppingLastReplica()
+        #expect(smaller.replicaCount == 3)
+        #expect(smaller.workloadWriters == 4, "the workload keeps its writers so the other ops stay the same")
+        #expect(smaller.replicas.count == 3)
+        #expect(smaller.episodes.map(\.fault) == [.partition(side: [1], symmetric: true), .clog(from: 0, to: 1)])
+    }
+}

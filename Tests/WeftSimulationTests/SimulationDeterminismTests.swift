@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import WeftCore
+@testable import WeftSimulation
+
+@Suite struct SimulationDeterminismTests {
+    static let options: ScenarioOptions = {
+        var options = ScenarioOptions()
+        options.replicasMin = 3
+        options.replicasMax = 6
+        options.opCount = 200
+        return options
+    }()
+
+    @Test(arguments: [UInt64(1), 2, 3, 42])
+    func theSameSeedRunsTwiceToTheSameTraceHash(seed: UInt64) {
+        let scenario = Scenario.draw(seed: seed, options: Self.options)
+        let first = Simulation(scenario: scenario).run()
+        let second = Simulation(scenario: scenario).run()
+        #expect(first.traceHash == second.traceHash)
+        #expect(first == second, "the whole report is reproduced, coverage included")
+        #expect(first.passed, "\(String(describing: first.failure))")
+    }
+
+    @Test func differentSeedsGiveDifferentRuns() {
+        let hashes = (1...8).map { seed in
+            Simulation(scenario: Scenario.draw(seed: UInt64(seed), options: Self.options)).run().traceHash
+        }
+        #expect(Set(hashes).count == hashes.count)
+    }
+
+    @Test func drawingAScenarioIsAFunctionOfTheSeedAndOptions() throws {
+        let first = Scenario.draw(seed: 9, options: Self.options)
+        #expect(first == Scenario.draw(seed: 9, options: Self.options))
+        #expect(first != Scenario.draw(seed: 10, options: Self.options))
+        try first.validate()
+    }
+
+    @Test func aScenarioSurvivesAScheduleFileRoundTrip() throws {
+        var options = Self.options
+        options.sabotage = .arrivalOrderWins
+        let scenario = Scenario.draw(seed: 5, options: options)
+        let data = try JSONEncoder().encode(scenario)
+        let decoded = try JSONDecoder().decode(Scenario.self, from: data)
+        #expect(decoded == scenario)
+        let before = Simulation(scenario: scenario).run()
+        let after = Simulation(scenario: decoded).run()
+        #expect(before.traceHash == after.traceHash)
+    }
+
+    @Test func theReplayCommandNamesEveryOptionThatChangesTheDraw() throws {
+        var options = ScenarioOptions()
+        try options.setReplicas("5")
+        options.opCount = 2_000
+        options.topology = .hub
+        try options.setFaults("crash,partition")
+        options.sabotage = .duplicateIncrementsCounted
+        #expect(
+            options.replayCommand(seed: 7)
+                == "weft-sim run --seed 7 --replicas 5 --ops 2000 --topology hub --faults partition,crash --sabotage double-count"
+        )
+        var parsed = ScenarioOptions()
+        try parsed.setReplicas("5")
+        parsed.opCount = 2_000
+        parsed.topology = .hub
+        try parsed.setFaults("partition,crash")
+        parsed.sabotage = .duplicateIncrementsCounted
+        #expect(parsed == options)
+        #expect(throws: SimulationError.self) { try parsed.setFaults("earthquake") }
+        #expect(throws: SimulationError.self) { try parsed.setReplicas("2-x") }
+    }
+}
