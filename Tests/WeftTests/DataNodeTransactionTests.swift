@@ -41,7 +41,7 @@ import WeftCore
             seen.append(current)
             if seen.count == 1 {
                 // Another local writer wins the race between this read and the transaction's write.
-                counter.increment(by: 5)
+                counter.increment(by: 5) { _ in }
             }
             return .set(.int((current.intValue ?? 0) + 1))
         }
@@ -84,7 +84,7 @@ import WeftCore
         let node = try backend.node("profile/name")
         try await node.set("old")
         let result = try await node.runTransaction { current in
-            node.set("set by the app")
+            node.set("set by the app") { _ in }
             return .set(.string("transaction saw \(current.stringValue ?? "")"))
         }
         #expect(result.status == .aborted(.overridden))
@@ -98,7 +98,7 @@ import WeftCore
         let runs = Collector<Int>()
         let result = try await counter.runTransaction(waitingFor: .pending) { current in
             runs.append(1)
-            counter.increment()
+            counter.increment { _ in }
             return .set(.int((current.intValue ?? 0) + 100))
         }
         #expect(result.status == .aborted(.retriesExhausted))

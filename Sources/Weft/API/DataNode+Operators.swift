@@ -7,7 +7,7 @@ infix operator <- : AssignmentPrecedence
 extension DataNode {
     static let logger = Logger(label: "weft.api")
 
-    /// Sets the value of a node without waiting: the same as `node.set(value)` with no completion.
+    /// Sets the value of a node without waiting: `node.set(value) { _ in }`, for synchronous code.
     ///
     /// The write is applied before the operator returns. A write that fails (an invalid value, a replica
     /// shut down) is logged at `error` level, since there is no caller to tell; use ``set(_:at:waitingFor:)``
@@ -38,7 +38,7 @@ extension DataNode {
         try await node.set(value)
     }
 
-    /// Adds a child under a new push id without waiting: the same as `node.push(value)` with no completion.
+    /// Adds a child under a new push id without waiting: `node.push(value) { _ in }`, for synchronous code.
     ///
     /// A push that fails is logged at `error` level; use ``push(_:at:waitingFor:)`` to handle errors.
     ///

@@ -131,7 +131,7 @@ extension DataNode {
     public func runTransaction(
         at time: WeftTime = .now, waitingFor target: WriteStatus = .durable, queue: DispatchQueue? = nil,
         _ function: @escaping @Sendable (Value) -> TransactionOperation,
-        then completion: (@Sendable (Result<TransactionResult, WeftError>) -> Void)? = nil
+        then completion: @escaping @Sendable (Result<TransactionResult, WeftError>) -> Void
     ) {
         let node = self
         Completion.run(queue: queue ?? access.state.callbackQueue, completion: completion) {

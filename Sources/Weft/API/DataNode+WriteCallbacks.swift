@@ -5,6 +5,9 @@ import WeftCore
 // applied, and visible to reads and observers, at once), and calls the completion once the write reaches
 // `target`. They return the write's receipt (or, for a push, the new child) at once, or nil when the
 // write could not be submitted; the completion then gets the error.
+//
+// The completion is required: with it optional, `try await node.set(v)` in top-level code would pick
+// this synchronous overload and not wait.
 
 extension DataNode {
     /// The completion form of ``set(_:at:waitingFor:)``.
@@ -22,7 +25,7 @@ extension DataNode {
     @discardableResult
     public func set(
         _ value: (some Encodable)?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable,
-        queue: DispatchQueue? = nil, then completion: (@Sendable (Result<WriteReceipt, WeftError>) -> Void)? = nil
+        queue: DispatchQueue? = nil, then completion: @escaping @Sendable (Result<WriteReceipt, WeftError>) -> Void
     ) -> WriteReceipt? {
         callback(target, queue, completion) { try submitSet(encoded(value), at: time) }
     }
@@ -43,7 +46,7 @@ extension DataNode {
     @discardableResult
     public func set(
         _ raw: RawMarker, _ json: Any?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable,
-        queue: DispatchQueue? = nil, then completion: (@Sendable (Result<WriteReceipt, WeftError>) -> Void)? = nil
+        queue: DispatchQueue? = nil, then completion: @escaping @Sendable (Result<WriteReceipt, WeftError>) -> Void
     ) -> WriteReceipt? {
         callback(target, queue, completion) { try submitSet(rawValue(json), at: time) }
     }
@@ -63,7 +66,7 @@ extension DataNode {
     @discardableResult
     public func set(
         json: String, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable,
-        queue: DispatchQueue? = nil, then completion: (@Sendable (Result<WriteReceipt, WeftError>) -> Void)? = nil
+        queue: DispatchQueue? = nil, then completion: @escaping @Sendable (Result<WriteReceipt, WeftError>) -> Void
     ) -> WriteReceipt? {
         callback(target, queue, completion) { try submitSet(parsedValue(json), at: time) }
     }
@@ -82,7 +85,7 @@ extension DataNode {
     @discardableResult
     public func clear(
         at time: WeftTime = .now, waitingFor target: WriteStatus = .durable, queue: DispatchQueue? = nil,
-        then completion: (@Sendable (Result<WriteReceipt, WeftError>) -> Void)? = nil
+        then completion: @escaping @Sendable (Result<WriteReceipt, WeftError>) -> Void
     ) -> WriteReceipt? {
         callback(target, queue, completion) { try submitSet(.null, at: time) }
     }
@@ -102,7 +105,7 @@ extension DataNode {
     @discardableResult
     public func merge(
         with value: some Encodable, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable,
-        queue: DispatchQueue? = nil, then completion: (@Sendable (Result<WriteReceipt, WeftError>) -> Void)? = nil
+        queue: DispatchQueue? = nil, then completion: @escaping @Sendable (Result<WriteReceipt, WeftError>) -> Void
     ) -> WriteReceipt? {
         callback(target, queue, completion) { try submitMerge(mergeChildren(of: encoded(value)), at: time) }
     }
@@ -124,7 +127,7 @@ extension DataNode {
     public func merge(
         _ raw: RawMarker, with json: [String: Any], at time: WeftTime = .now,
         waitingFor target: WriteStatus = .durable, queue: DispatchQueue? = nil,
-        then completion: (@Sendable (Result<WriteReceipt, WeftError>) -> Void)? = nil
+        then completion: @escaping @Sendable (Result<WriteReceipt, WeftError>) -> Void
     ) -> WriteReceipt? {
         callback(target, queue, completion) { try submitMerge(rawMergeChildren(json), at: time) }
     }
@@ -144,7 +147,7 @@ extension DataNode {
     @discardableResult
     public func push(
         _ value: (some Encodable)?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable,
-        queue: DispatchQueue? = nil, then completion: (@Sendable (Result<DataNode, WeftError>) -> Void)? = nil
+        queue: DispatchQueue? = nil, then completion: @escaping @Sendable (Result<DataNode, WeftError>) -> Void
     ) -> DataNode? {
         callback(target, queue, completion) { try submitPush(encoded(value), at: time) }
     }
@@ -165,7 +168,7 @@ extension DataNode {
     @discardableResult
     public func push(
         _ raw: RawMarker, _ json: Any?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable,
-        queue: DispatchQueue? = nil, then completion: (@Sendable (Result<DataNode, WeftError>) -> Void)? = nil
+        queue: DispatchQueue? = nil, then completion: @escaping @Sendable (Result<DataNode, WeftError>) -> Void
     ) -> DataNode? {
         callback(target, queue, completion) { try submitPush(rawValue(json), at: time) }
     }
@@ -189,7 +192,7 @@ extension DataNode {
     public func increment(
         from start: Number = 0, by step: Number = 1, at time: WeftTime = .now,
         waitingFor target: WriteStatus = .durable, queue: DispatchQueue? = nil,
-        then completion: (@Sendable (Result<Number, WeftError>) -> Void)? = nil
+        then completion: @escaping @Sendable (Result<Number, WeftError>) -> Void
     ) -> Number? {
         callback(target, queue, completion) { try submitIncrement(from: start, by: step, at: time) }
     }
@@ -209,7 +212,7 @@ extension DataNode {
     @discardableResult
     public func copyValue(
         to destination: DataNode, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable,
-        queue: DispatchQueue? = nil, then completion: (@Sendable (Result<Value, WeftError>) -> Void)? = nil
+        queue: DispatchQueue? = nil, then completion: @escaping @Sendable (Result<Value, WeftError>) -> Void
     ) -> Value? {
         callback(target, queue, completion) { try submitCopy(to: destination, at: time) }
     }
@@ -229,13 +232,13 @@ extension DataNode {
     @discardableResult
     public func copyValue(
         to destinationPath: String, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable,
-        queue: DispatchQueue? = nil, then completion: (@Sendable (Result<Value, WeftError>) -> Void)? = nil
+        queue: DispatchQueue? = nil, then completion: @escaping @Sendable (Result<Value, WeftError>) -> Void
     ) -> Value? {
         callback(target, queue, completion) { try submitCopy(to: destination(destinationPath), at: time) }
     }
 
     private func callback<Output: Sendable>(
-        _ target: WriteStatus, _ queue: DispatchQueue?, _ completion: (@Sendable (Result<Output, WeftError>) -> Void)?,
+        _ target: WriteStatus, _ queue: DispatchQueue?, _ completion: @escaping @Sendable (Result<Output, WeftError>) -> Void,
         submit: () throws -> Submitted<Output>
     ) -> Output? {
         Completion.write(

@@ -19,7 +19,7 @@ extension ReplicaAccess {
     /// The completion form of ``performChanges(at:waitingFor:_:)``: `changes` runs before this returns.
     func performChanges(
         at time: WeftTime, waitingFor target: WriteStatus, queue: DispatchQueue?, _ changes: (WriteBatch) throws -> Void,
-        completion: (@Sendable (Result<WriteReceipt?, WeftError>) -> Void)?
+        completion: @escaping @Sendable (Result<WriteReceipt?, WeftError>) -> Void
     ) {
         let queue = queue ?? state.callbackQueue
         let receipt: WriteReceipt?
@@ -27,11 +27,11 @@ extension ReplicaAccess {
             try target.checkIsTarget()
             receipt = try submitBatch(at: time, changes)
         } catch {
-            if let completion { queue.async { completion(.failure(WeftError.from(error))) } }
+            queue.async { completion(.failure(WeftError.from(error))) }
             return
         }
         guard let receipt else {
-            if let completion { queue.async { completion(.success(nil)) } }
+            queue.async { completion(.success(nil)) }
             return
         }
         Completion.run(queue: queue, completion: completion) {

@@ -71,11 +71,11 @@ struct ReplicaAccess: Sendable {
     }
 
     /// The completion form of ``shutdown()``.
-    func shutdown(queue: DispatchQueue?, completion: (@Sendable () -> Void)?) {
+    func shutdown(queue: DispatchQueue?, completion: @escaping @Sendable () -> Void) {
         let target = queue ?? state.callbackQueue
         Task {
             await shutdown()
-            if let completion { target.async { completion() } }
+            target.async { completion() }
         }
     }
 }

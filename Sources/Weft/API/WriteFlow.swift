@@ -46,34 +46,32 @@ enum Completion {
     ///   submitted; the callback then gets the error.
     static func write<Output: Sendable>(
         waitingFor target: WriteStatus, path: String, queue: DispatchQueue,
-        completion: (@Sendable (Result<Output, WeftError>) -> Void)?, submit: () throws -> Submitted<Output>
+        completion: @escaping @Sendable (Result<Output, WeftError>) -> Void, submit: () throws -> Submitted<Output>
     ) -> Output? {
         let submitted: Submitted<Output>
         do {
             try target.checkIsTarget()
             submitted = try submit()
         } catch {
-            if let completion { queue.async { completion(.failure(WeftError.from(error))) } }
+            queue.async { completion(.failure(WeftError.from(error))) }
             return nil
         }
-        if let completion {
-            Task {
-                let result: Result<Output, WeftError>
-                do {
-                    try await submitted.receipt.settle(waitingFor: target, path: path)
-                    result = .success(submitted.output)
-                } catch {
-                    result = .failure(WeftError.from(error))
-                }
-                queue.async { completion(result) }
+        Task {
+            let result: Result<Output, WeftError>
+            do {
+                try await submitted.receipt.settle(waitingFor: target, path: path)
+                result = .success(submitted.output)
+            } catch {
+                result = .failure(WeftError.from(error))
             }
+            queue.async { completion(result) }
         }
         return submitted.output
     }
 
     /// Runs async work and calls `completion` on `queue` with its result.
     static func run<Output: Sendable>(
-        queue: DispatchQueue, completion: (@Sendable (Result<Output, WeftError>) -> Void)?,
+        queue: DispatchQueue, completion: @escaping @Sendable (Result<Output, WeftError>) -> Void,
         _ work: @escaping @Sendable () async throws -> Output
     ) {
         Task {
@@ -83,7 +81,7 @@ enum Completion {
             } catch {
                 result = .failure(WeftError.from(error))
             }
-            if let completion { queue.async { completion(result) } }
+            queue.async { completion(result) }
         }
     }
 }
