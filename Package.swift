@@ -110,7 +110,12 @@ let package = Package(
         ),
         .testTarget(
             name: "WeftTests",
-            dependencies: ["Weft", "WeftCore", "WeftStore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "Weft", "WeftCore", "WeftStore", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(
+                    name: "OpenCombine", package: "OpenCombine",
+                    condition: .when(platforms: [.linux, .windows, .android])),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
