@@ -67,6 +67,8 @@ let package = Package(
             dependencies: [
                 "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -110,7 +112,11 @@ let package = Package(
             name: "WeftTests",
             dependencies: [
                 "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(
+                    name: "OpenCombine", package: "OpenCombine",
+                    condition: .when(platforms: [.linux, .windows, .android])),
             ],
             swiftSettings: strict
         ),

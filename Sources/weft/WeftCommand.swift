@@ -7,8 +7,9 @@ struct WeftCommand: AsyncParsableCommand {
         commandName: "weft",
         abstract: "Weft: an offline-first replication engine for JSON trees.",
         subcommands: [
-            BenchCommand.self, GetCommand.self, SetCommand.self, MergeCommand.self, PushCommand.self,
-            IncrementCommand.self, WatchCommand.self, StatusCommand.self,
+            BenchCommand.self, ServeCommand.self, GetCommand.self, SetCommand.self, MergeCommand.self,
+            PushCommand.self, IncrementCommand.self, WatchCommand.self, StatusCommand.self,
+            CrashWriterCommand.self,
         ]
     )
 }

@@ -1,0 +1,113 @@
+#if canImport(Combine)
+    import Combine
+#else
+    import OpenCombine
+#endif
+import Foundation
+
+/// A Combine publisher of a subscription's events; each subscriber gets its own subscription, which
+/// honours demand (events wait in a bounded buffer, see ``WeftLimits/subscriberEventsBufferedMax``).
+///
+/// It finishes when the replica shuts down, and fails with `shutDown` when subscribed after that.
+struct DataEventPublisher: Publisher {
+    typealias Output = DataEvent
+    typealias Failure = WeftError
+
+    let node: DataNode
+    let type: DataEventType
+    let constraint: ChildrenConstraint
+
+    func receive<S: Subscriber>(subscriber: S) where S.Input == DataEvent, S.Failure == WeftError {
+        let feed = EventFeed(node: node, type: type, constraint: constraint)
+        let subscription = EventSubscription(subscriber: subscriber, feed: feed)
+        subscriber.receive(subscription: subscription)
+        // Through a non-generic existential: the closure must not capture the subscriber's type.
+        let drainable: any Drainable = subscription
+        feed.start { [weak drainable] in drainable?.drain() }
+    }
+}
+
+/// Something a feed wakes up when events are waiting.
+private protocol Drainable: AnyObject, Sendable {
+    func drain()
+}
+
+/// One subscriber's subscription: delivers buffered events as demand allows, one drain at a time.
+private final class EventSubscription<S: Subscriber>: Subscription, Drainable, @unchecked Sendable
+where S.Input == DataEvent, S.Failure == WeftError {
+    // Sendable: mutable fields are guarded by `lock`; `draining` keeps deliveries serial.
+    private let lock = NSLock()
+    private var subscriber: S?
+    private var demand = Subscribers.Demand.none
+    private var draining = false
+    private let feed: EventFeed
+
+    init(subscriber: S, feed: EventFeed) {
+        self.subscriber = subscriber
+        self.feed = feed
+    }
+
+    var combineIdentifier: CombineIdentifier { CombineIdentifier(self) }
+
+    func request(_ additional: Subscribers.Demand) {
+        guard additional > .none else { return }
+        lock.withLock { demand += additional }
+        drain()
+    }
+
+    func cancel() {
+        lock.withLock { subscriber = nil }
+        feed.cancel()
+    }
+
+    /// Delivers what demand allows. A call made while another drains returns at once: the running drain
+    /// takes from the feed again, under the lock, before it stops, so it sees what that call was for.
+    func drain() {
+        let enter = lock.withLock {
+            defer { draining = true }
+            return !draining
+        }
+        guard enter else { return }
+        while let step = nextStep() {
+            switch step {
+            case .deliver(let subscriber, let events):
+                for event in events {
+                    let more = subscriber.receive(event)
+                    lock.withLock { demand += more }
+                }
+            case .complete(let subscriber, let completion):
+                subscriber.receive(completion: completion)
+                feed.cancel()
+            }
+        }
+    }
+
+    private enum Step {
+        case deliver(S, [DataEvent])
+        case complete(S, Subscribers.Completion<WeftError>)
+    }
+
+    /// What to do next, or nil (and the drain ends) when nothing can be delivered now.
+    private func nextStep() -> Step? {
+        lock.withLock {
+            guard let subscriber else {
+                draining = false
+                return nil
+            }
+            let limit = demand == .unlimited ? 64 : min(demand.max ?? 0, 64)
+            let (events, end) = limit > 0 ? feed.take(limit) : ([], nil)
+            if !events.isEmpty {
+                if demand != .unlimited { demand -= events.count }
+                return .deliver(subscriber, events)
+            }
+            if let end, end != .cancelled {
+                self.subscriber = nil
+                let completion: Subscribers.Completion<WeftError> =
+                    end == .shutDownBeforeStart ? .failure(WeftError.replicaIsShutDown) : .finished
+                return .complete(subscriber, completion)
+            }
+            draining = false
+            return nil
+        }
+    }
+}

@@ -1,0 +1,209 @@
+import Dispatch
+import WeftCore
+
+/// What a transaction closure asks for, given the node's current value.
+///
+/// ```swift
+/// try await seats.runTransaction { current in
+///     guard case .int(let left) = current, left > 0 else { return .abort }
+///     return .set(.int(left - 1))
+/// }
+/// ```
+public enum TransactionOperation: Sendable, Hashable {
+    /// Replace the node's value (null deletes it).
+    case set(Value)
+    /// Delete the node: the same as `.set(.null)`.
+    case clear
+    /// Write nothing; the transaction ends as aborted by the closure.
+    case abort
+}
+
+/// How a transaction ended.
+///
+/// ```swift
+/// let result = try await counter.runTransaction { .set(.int(($0.intValue ?? 0) + 1)) }
+/// if result.isCommitted { print("now", result.value) }
+/// ```
+public struct TransactionResult: Sendable {
+    /// Committed, or aborted and why.
+    public enum Status: Sendable, Hashable {
+        /// The closure's result was written and reached the awaited status without being rejected.
+        case committed
+        /// Nothing of this transaction stands.
+        case aborted(AbortReason)
+    }
+
+    /// Why a transaction was aborted.
+    public enum AbortReason: Sendable, Hashable {
+        /// The closure returned `.abort`.
+        case byClosure
+        /// Every attempt (``WeftLimits/transactionRetriesMax``) read a value that another write changed.
+        case retriesExhausted
+        /// A local `set`, `clear`, `merge`, `push` or batch wrote the node (or an ancestor or descendant)
+        /// while the transaction ran, and the transaction lost: it is not retried over the app's own write,
+        /// as Firebase does.
+        case overridden
+    }
+
+    /// Committed or aborted.
+    public let status: Status
+    /// The committed value, or the value the closure saw last when aborted.
+    public let value: Value
+    /// The committed write, nil when aborted.
+    public let receipt: WriteReceipt?
+    /// How many times the closure ran.
+    public let attempts: Int
+
+    /// True when the transaction committed.
+    public var isCommitted: Bool { status == .committed }
+}
+
+extension DataNode {
+    /// Runs a transaction: computes the node's new value from its current one, and commits it only if no
+    /// other write changed the node in between; otherwise runs the closure again on the newer value.
+    ///
+    /// The closure runs on the local value (local writes included). The write carries an exact record of
+    /// what the closure read (the replica's version vector), so any replica that merges it can tell
+    /// whether another write, made without seeing it, came first: such a transaction is rejected
+    /// (`.staleRead`) on every replica alike, and here it runs again. It runs again, too, when another
+    /// local write wins the race. After ``WeftLimits/transactionRetriesMax`` attempts it gives up.
+    /// For a counter prefer ``increment(from:by:at:waitingFor:)``: it never conflicts.
+    ///
+    /// ```swift
+    /// let result = try await balance.runTransaction { current in
+    ///     guard case .int(let cents) = current, cents >= 500 else { return .abort }
+    ///     return .set(.int(cents - 500))
+    /// }
+    /// ```
+    /// - Parameters:
+    ///   - time: when each attempt's write happens.
+    ///   - target: the status each attempt waits for (default `.durable`): a rejection that arrives before
+    ///     it (a remote write merged earlier in stamp order) still triggers a retry.
+    ///   - function: computes the operation from the current value; it may run several times.
+    /// - Returns: committed with the value, or aborted by the closure, by exhausted retries, or overridden.
+    /// - Throws: what `function` throws; `WeftError` with code `invalidValue`, `invalidKey`, `invalidPath`,
+    ///   `valueTooLarge` for a bad result, `clockRefused` or `shutDown`.
+    nonisolated(nonsending) public func runTransaction(
+        at time: WeftTime = .now, waitingFor target: WriteStatus = .durable,
+        _ function: (Value) throws -> TransactionOperation
+    ) async throws -> TransactionResult {
+        try target.checkIsTarget()
+        let id = access.state.beginTransaction(at: location)
+        defer { access.state.endTransaction(id) }
+        var seen = Value.null
+        for attempt in 1...WeftLimits.transactionRetriesMax {
+            try access.checkOpen()
+            // The read record first: the value read after it holds at least what it covers, so a write the
+            // closure did not see is never recorded as seen (at worst a seen one is not: a spurious retry).
+            let read = access.backend.versionVector
+            seen = access.backend.value(at: location)
+            let result: Value
+            switch try function(seen) {
+            case .abort: return TransactionResult(status: .aborted(.byClosure), value: seen, receipt: nil, attempts: attempt)
+            case .clear: result = .null
+            case .set(let value): result = try ValueCheck.validated(value, at: location)
+            }
+            let receipt = try access.submit(path: location, kind: .transaction(read: read, result: result), at: time)
+            let status = try await receipt.wait(for: target)
+            guard case .rejected(let rejection) = status else {
+                return TransactionResult(status: .committed, value: result, receipt: receipt, attempts: attempt)
+            }
+            guard case .staleRead = rejection else { throw WeftError(.rejected, rejection.description, path: path) }
+            if access.state.isOverridden(id) {
+                return TransactionResult(status: .aborted(.overridden), value: seen, receipt: nil, attempts: attempt)
+            }
+        }
+        return TransactionResult(
+            status: .aborted(.retriesExhausted), value: seen, receipt: nil, attempts: WeftLimits.transactionRetriesMax)
+    }
+
+    /// The completion form of ``runTransaction(at:waitingFor:_:)``.
+    ///
+    /// ```swift
+    /// counter.runTransaction({ .set(.int(($0.intValue ?? 0) + 1)) }) { result in … }
+    /// ```
+    /// - Parameters:
+    ///   - time: when each attempt's write happens.
+    ///   - target: the status each attempt waits for (default `.durable`).
+    ///   - queue: where `completion` runs; nil for the replica's `callbackQueue`.
+    ///   - function: computes the operation from the current value; it may run several times, on any thread.
+    ///   - completion: called once with the result or a `WeftError`.
+    public func runTransaction(
+        at time: WeftTime = .now, waitingFor target: WriteStatus = .durable, queue: DispatchQueue? = nil,
+        _ function: @escaping @Sendable (Value) -> TransactionOperation,
+        then completion: @escaping @Sendable (Result<TransactionResult, WeftError>) -> Void
+    ) {
+        let node = self
+        Completion.run(queue: queue ?? access.state.callbackQueue, completion: completion) {
+            try await node.runTransaction(at: time, waitingFor: target, function)
+        }
+    }
+
+    // MARK: - Registered functions
+
+    /// Calls a registered deterministic function on the node: the op carries the function's name and
+    /// arguments, and every replica runs the function at the op's place in stamp order, so invariants the
+    /// function keeps (no balance below zero) hold in the converged state.
+    ///
+    /// ```swift
+    /// replica.register(name: "withdraw", version: 1) { balance, amount in
+    ///     guard case .int(let cents) = balance, case .int(let take) = amount, cents >= take else { return nil }
+    ///     return .int(cents - take)
+    /// }
+    /// try await account.call("withdraw", arguments: 500)
+    /// ```
+    /// - Parameters:
+    ///   - name: the registered name.
+    ///   - version: the registered version (default 1).
+    ///   - arguments: the function's arguments, encoded with the replica's `jsonEncoder`.
+    ///   - time: when the write happens.
+    ///   - target: the status to wait for (default `.durable`).
+    /// - Returns: the write's receipt.
+    /// - Throws: `WeftError` with code `unknownFunction` when this replica has not registered the function,
+    ///   `rejected` when the function refused the call, and the encoding errors of
+    ///   ``set(_:at:waitingFor:)``.
+    @discardableResult
+    nonisolated(nonsending) public func call(
+        _ name: String, version: UInt32 = 1, arguments: some Encodable, at time: WeftTime = .now,
+        waitingFor target: WriteStatus = .durable
+    ) async throws -> WriteReceipt {
+        try target.checkIsTarget()
+        let encodedArguments = try access.state.coding.encode(arguments, at: .root)
+        return try await finish(try submitCall(name, version: version, arguments: encodedArguments, at: time), waitingFor: target)
+    }
+
+    /// Calls a registered function that takes no arguments (it receives null).
+    ///
+    /// ```swift
+    /// try await cart.call("empty")
+    /// ```
+    /// - Parameters:
+    ///   - name: the registered name.
+    ///   - version: the registered version (default 1).
+    ///   - time: when the write happens.
+    ///   - target: the status to wait for (default `.durable`).
+    /// - Returns: the write's receipt.
+    /// - Throws: as ``call(_:version:arguments:at:waitingFor:)``.
+    @discardableResult
+    public func call(
+        _ name: String, version: UInt32 = 1, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+    ) async throws -> WriteReceipt {
+        try target.checkIsTarget()
+        return try await finish(try submitCall(name, version: version, arguments: .null, at: time), waitingFor: target)
+    }
+
+    func submitCall(_ name: String, version: UInt32, arguments: Value, at time: WeftTime) throws
+        -> Submitted<WriteReceipt>
+    {
+        try ReplicaAccess.checkFunctionName(name)
+        guard access.isRegistered(name: name, version: version) else {
+            throw WeftError(
+                .unknownFunction,
+                "no function \"\(name)\" version \(version) is registered on this replica; register it with "
+                    + "replica.register(name:version:_:) first", path: path)
+        }
+        let call = FunctionCall(name: name, version: version, arguments: arguments)
+        let receipt = try access.submit(path: location, kind: .call(call), at: time)
+        return Submitted(receipt: receipt, output: receipt)
+    }
+}

@@ -1,0 +1,110 @@
+import WeftCore
+
+/// Checks a value about to be written against the data model before anything is submitted: valid keys,
+/// depth (counted from the root, so the node's own depth counts), string sizes, finite numbers, and the
+/// size of the op that will carry it. Values parsed from JSON already pass most of these; values built in
+/// code (transaction results, `Value` literals, raw dictionaries) may not.
+enum ValueCheck {
+    /// Bytes kept free in an op for its stamp, path, kind and read record, beside the value it carries.
+    static let opOverheadBytesMax = 64 * 1024
+
+    /// The largest encoded value one write may carry.
+    static var valueBytesMax: Int { CoreLimits.opBytesMax - opOverheadBytesMax }
+
+    /// Returns `value` normalized (null children and empty objects removed) after checking it.
+    ///
+    /// - Parameter path: the node the value is written at.
+    /// - Throws: `WeftError` with code `invalidKey`, `invalidPath` (too deep), `invalidValue` (a string
+    ///   too long, a non-finite number) or `valueTooLarge` (the whole value does not fit one op).
+    static func validated(_ value: Value, at path: Path) throws -> Value {
+        var bytes = 0
+        return try validated(value, at: path, bytes: &bytes)
+    }
+
+    /// ``validated(_:at:)`` for one part of a larger write: `bytes` counts every part so far.
+    static func validated(_ value: Value, at path: Path, bytes: inout Int) throws -> Value {
+        bytes += path.keys.reduce(0) { $0 + $1.utf8.count + 5 }
+        try check(value, keys: path.keys, depth: path.depth, bytes: &bytes)
+        return value.normalized
+    }
+
+    /// The children of a merge, each checked at its own path, sorted and checked for overlaps.
+    /// - Throws: `WeftError` as ``validated(_:at:)``, or `invalidValue` when two listed paths overlap.
+    static func mergeChildren(_ children: [MergeChild], under path: Path) throws -> [MergeChild] {
+        var bytes = 0
+        return try mergeChildren(children, under: path, bytes: &bytes)
+    }
+
+    /// ``mergeChildren(_:under:)`` for one part of a larger write: `bytes` counts every part so far.
+    static func mergeChildren(_ children: [MergeChild], under path: Path, bytes: inout Int) throws -> [MergeChild] {
+        var checked: [MergeChild] = []
+        checked.reserveCapacity(children.count)
+        for child in children {
+            let full = try WeftError.mapping(path: path.description) { try path.appending(child.relative) }
+            try check(child.value, keys: full.keys, depth: full.depth, bytes: &bytes)
+            bytes += child.relative.keys.reduce(0) { $0 + $1.utf8.count + 5 }
+            guard bytes <= valueBytesMax else { throw tooLarge(path, bytes) }
+            checked.append(MergeChild(relative: child.relative, value: child.value.normalized))
+        }
+        return try WeftError.mapping(path: path.description) { try MergeChild.validated(checked) }
+    }
+
+    private static func check(_ value: Value, keys: [String], depth: Int, bytes: inout Int) throws {
+        bytes += 1
+        switch value {
+        case .null, .bool: return
+        case .int: bytes += 10
+        case .double(let d):
+            bytes += 8
+            guard d.isFinite else {
+                throw WeftError(.invalidValue, "numbers must be finite; got \(d)", path: Path.describe(keys))
+            }
+        case .string(let s):
+            let count = s.utf8.count
+            guard count <= CoreLimits.stringBytesMax else {
+                throw WeftError(
+                    .invalidValue, "a string is \(count) bytes long; at most \(CoreLimits.stringBytesMax) are allowed",
+                    path: Path.describe(keys))
+            }
+            bytes += 5 + count
+        case .object(let children):
+            bytes += 5
+            for (key, child) in children {
+                guard depth < CoreLimits.pathDepthMax else {
+                    throw WeftError(
+                        .invalidPath, "the value reaches deeper than \(CoreLimits.pathDepthMax) levels",
+                        path: Path.describe(keys + [key]))
+                }
+                try WeftError.mapping(path: Path.describe(keys)) { try Key.validate(key) }
+                bytes += 5 + key.utf8.count
+                try check(child, keys: keys + [key], depth: depth + 1, bytes: &bytes)
+            }
+        }
+        guard bytes <= valueBytesMax else { throw tooLarge(Path.describe(keys), bytes) }
+    }
+
+    private static func tooLarge(_ path: CustomStringConvertible, _ bytes: Int) -> WeftError {
+        WeftError(
+            .valueTooLarge,
+            "the value needs more than \(bytes) bytes; one write carries at most \(valueBytesMax) (split it into "
+                + "several writes or children)", path: path.description)
+    }
+}
+
+extension Path {
+    /// The text form of keys that may not form a valid path (for error messages).
+    static func describe(_ keys: [String]) -> String { "/" + keys.joined(separator: "/") }
+}
+
+extension WeftError {
+    /// Runs `body`, turning a `CoreError` into the public error and filling in the path when missing.
+    static func mapping<T>(path: String?, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as CoreError {
+            var mapped = WeftError(error)
+            if mapped.path == nil { mapped.path = path }
+            throw mapped
+        }
+    }
+}

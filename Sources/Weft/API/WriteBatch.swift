@@ -1,0 +1,119 @@
+import WeftCore
+
+/// The writes of one `performChanges` call, collected and then applied as one op: all or nothing, and
+/// seen all at once by every observer (Dflat's `TransactionContext`).
+///
+/// Each method checks its input at once and throws without recording anything when it is invalid; the
+/// batch itself is submitted only when the closure returns.
+///
+/// ```swift
+/// try await replica.performChanges { batch in
+///     try batch.set(Order(total: 42), at: order)
+///     try batch.increment(stats / "orders"!, by: 1)
+///     try batch.clear(cart)
+/// }
+/// ```
+public final class WriteBatch {
+    let access: ReplicaAccess
+    let time: WeftTime
+    private(set) var writes: [Write] = []
+    private(set) var blindPaths: [Path] = []
+    private(set) var isAborted = false
+    private var bytes = 0
+
+    init(access: ReplicaAccess, time: WeftTime) {
+        self.access = access
+        self.time = time
+    }
+
+    /// Sets a node to an `Encodable` value (nil deletes it); see ``DataNode/set(_:at:waitingFor:)``.
+    /// - Throws: `WeftError` as ``DataNode/set(_:at:waitingFor:)``, or `invalidPath` for a node of another
+    ///   replica, or `valueTooLarge` when the batch grows beyond one op.
+    public func set(_ value: (some Encodable)?, at node: DataNode) throws {
+        try check(node)
+        let encoded = try access.state.coding.encodeUnchecked(value, at: node.location)
+        try record(.set(node.location, try ValueCheck.validated(encoded, at: node.location, bytes: &bytes)), blind: [node.location])
+    }
+
+    /// Sets a node to a JSON object graph; see ``DataNode/set(_:_:at:waitingFor:)``.
+    /// - Throws: `WeftError` as ``DataNode/set(_:_:at:waitingFor:)``.
+    public func set(_ raw: RawMarker, _ json: Any?, at node: DataNode) throws {
+        try check(node)
+        let value = try RawJSON.value(of: json, at: node.location)
+        try record(.set(node.location, try ValueCheck.validated(value, at: node.location, bytes: &bytes)), blind: [node.location])
+    }
+
+    /// Deletes a node.
+    /// - Throws: `WeftError` with code `invalidPath` for a node of another replica.
+    public func clear(_ node: DataNode) throws {
+        try check(node)
+        try record(.set(node.location, .null), blind: [node.location])
+    }
+
+    /// Merges the members of an `Encodable` object into a node; see ``DataNode/merge(with:at:waitingFor:)``.
+    /// - Throws: `WeftError` as ``DataNode/merge(with:at:waitingFor:)``.
+    public func merge(with value: some Encodable, at node: DataNode) throws {
+        try check(node)
+        let children = try node.mergeChildren(of: access.state.coding.encodeUnchecked(value, at: node.location))
+        try recordMerge(children, at: node)
+    }
+
+    /// Merges a raw dictionary (keys may be deeper paths) into a node; see
+    /// ``DataNode/merge(_:with:at:waitingFor:)``.
+    /// - Throws: `WeftError` as ``DataNode/merge(_:with:at:waitingFor:)``.
+    public func merge(_ raw: RawMarker, with json: [String: Any], at node: DataNode) throws {
+        try check(node)
+        try recordMerge(try node.rawMergeChildren(json), at: node)
+    }
+
+    /// Increments the number at a node; see ``DataNode/increment(from:by:at:waitingFor:)``. If the node
+    /// holds something other than a number when the batch applies, the whole batch is rejected.
+    /// - Throws: `WeftError` with code `invalidValue` for a non-finite operand.
+    public func increment(_ node: DataNode, from start: Number = 0, by step: Number = 1) throws {
+        try check(node)
+        for number in [start, step] where !number.doubleValue.isFinite {
+            throw WeftError(.invalidValue, "numbers must be finite; got \(number)", path: node.path)
+        }
+        bytes += 32
+        try record(.increment(node.location, by: step, from: start), blind: [])
+    }
+
+    /// Adds a child under a new push id with an `Encodable` value; see ``DataNode/push(_:at:waitingFor:)``.
+    /// - Returns: the new child (written when the batch applies).
+    /// - Throws: `WeftError` as ``DataNode/push(_:at:waitingFor:)``.
+    @discardableResult
+    public func push(_ value: (some Encodable)?, under node: DataNode) throws -> DataNode {
+        try check(node)
+        let child = try node.createChild()
+        try set(value, at: child)
+        return child
+    }
+
+    /// Discards every write of the batch: nothing is applied, and `performChanges` throws
+    /// `transactionAborted`.
+    public func abort() { isAborted = true }
+
+    private func check(_ node: DataNode) throws {
+        guard node.access.isSame(as: access) else {
+            throw WeftError(.invalidPath, "the node \(node.path) belongs to another replica", path: node.path)
+        }
+        guard writes.count < CoreLimits.batchPartsMax else {
+            throw WeftError(.valueTooLarge, "a batch holds at most \(CoreLimits.batchPartsMax) writes", path: node.path)
+        }
+    }
+
+    private func recordMerge(_ children: [MergeChild], at node: DataNode) throws {
+        let checked = try ValueCheck.mergeChildren(children, under: node.location, bytes: &bytes)
+        try record(.merge(node.location, checked), blind: checked.compactMap { try? node.location.appending($0.relative) })
+    }
+
+    private func record(_ write: Write, blind: [Path]) throws {
+        guard bytes <= ValueCheck.valueBytesMax else {
+            throw WeftError(
+                .valueTooLarge, "the batch needs more than \(ValueCheck.valueBytesMax) bytes; split it",
+                path: write.path.description)
+        }
+        writes.append(write)
+        blindPaths.append(contentsOf: blind)
+    }
+}

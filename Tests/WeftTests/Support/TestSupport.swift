@@ -1,0 +1,99 @@
+import Testing
+import Foundation
+import WeftCore
+
+@testable import Weft
+
+/// Collects values from callbacks on any thread.
+final class Collector<Element: Sendable>: @unchecked Sendable {
+    // Sendable: `items` is guarded by `lock`.
+    private let lock = NSLock()
+    private var items: [Element] = []
+
+    func append(_ item: Element) { lock.withLock { items.append(item) } }
+
+    var values: [Element] { lock.withLock { items } }
+
+    var count: Int { lock.withLock { items.count } }
+
+    /// Waits until at least `count` values arrived (or the timeout passed) and returns them.
+    @discardableResult
+    func wait(for count: Int, timeoutSeconds: Double = 30) async -> [Element] {
+        await eventually(timeoutSeconds: timeoutSeconds) { self.count >= count }
+        return values
+    }
+}
+
+/// Polls `condition` until it holds or the timeout passes; returns whether it held.
+@discardableResult
+func eventually(timeoutSeconds: Double = 5, _ condition: @Sendable () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(timeoutSeconds)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    return condition()
+}
+
+/// Waits for every block already queued on `queue` to run.
+func drain(_ queue: DispatchQueue) async {
+    await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+}
+
+/// Waits until the backend delivered its notifications and the callback queue ran what they scheduled.
+func settle(_ backend: MemoryBackend, rounds: Int = 3) async {
+    for _ in 0..<rounds {
+        try? await Task.sleep(nanoseconds: 5_000_000)
+        await drain(backend.api.callbackQueue)
+    }
+}
+
+/// A `WeftError`'s code from a thrown error, nil for other errors.
+func code(of error: any Error) -> WeftError.Code? { (error as? WeftError)?.code }
+
+/// Runs `body` and returns the code of the `WeftError` it throws (nil when it does not throw).
+func weftErrorCode(_ body: () async throws -> Void) async -> WeftError.Code? {
+    do {
+        try await body()
+        return nil
+    } catch {
+        return code(of: error)
+    }
+}
+
+struct User: Codable, Equatable, Sendable {
+    var name: String
+    var age: Int
+}
+
+struct Message: Codable, Equatable, Sendable {
+    var author: String
+    var text: String
+}
+
+extension DataNode {
+    /// The node at a relative path; fails the test when the path is ill-formed.
+    func at(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> DataNode {
+        try #require(relativeNode(for: path), sourceLocation: sourceLocation)
+    }
+}
+
+extension MemoryBackend {
+    /// The node at a path from the root; fails the test when the path is ill-formed.
+    func node(_ path: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> DataNode {
+        try root.at(path, sourceLocation: sourceLocation)
+    }
+}
+
+/// A wall clock the test moves by hand.
+final class ManualClock: @unchecked Sendable {
+    // Sendable: `millis` is guarded by `lock`.
+    private let lock = NSLock()
+    private var millis: UInt64
+
+    init(millis: UInt64) { self.millis = millis }
+
+    var now: UInt64 { lock.withLock { millis } }
+
+    func set(_ value: UInt64) { lock.withLock { millis = value } }
+}
