@@ -1,7 +1,13 @@
+import Foundation
+
 /// Validation of the keys that name children in the tree.
 ///
 /// A key is non-empty UTF-8 of at most ``CoreLimits/keyBytesMax`` bytes, without `.`, `$`, `#`, `[`,
-/// `]`, `/` or ASCII control characters.
+/// `]`, `/` or ASCII control characters, in Unicode normalization form C.
+///
+/// NFC matters for convergence: Swift compares strings by canonical equivalence, so two keys that
+/// differ only in normalization would be one dictionary entry whose stored bytes depend on arrival
+/// order. Requiring NFC makes equal keys equal byte for byte.
 public enum Key {
     /// Checks one key.
     ///
@@ -17,7 +23,9 @@ public enum Key {
             throw CoreError.invalidKey(
                 key: key, reason: "key is \(utf8.count) bytes long; at most \(CoreLimits.keyBytesMax) are allowed")
         }
+        var ascii = true
         for byte in utf8 {
+            if byte >= 0x80 { ascii = false }
             switch byte {
             case UInt8(ascii: "."), UInt8(ascii: "$"), UInt8(ascii: "#"), UInt8(ascii: "["), UInt8(ascii: "]"),
                 UInt8(ascii: "/"):
@@ -26,6 +34,9 @@ public enum Key {
                 throw CoreError.invalidKey(key: key, reason: "keys cannot contain control characters")
             default: continue
             }
+        }
+        if !ascii, !key.precomposedStringWithCanonicalMapping.utf8.elementsEqual(utf8) {
+            throw CoreError.invalidKey(key: key, reason: "keys must be in Unicode normalization form C (NFC)")
         }
     }
 

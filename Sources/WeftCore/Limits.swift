@@ -26,6 +26,6 @@ public enum CoreLimits {
     public static let driftMillisMaxDefault: UInt64 = 60_000
     /// Longest registered function name, in UTF-8 bytes.
     public static let functionNameBytesMax = 256
-    /// Most ops a region re-fold may replay before the engine re-folds the whole tree instead.
-    public static let refoldRegionsMax = 64
+    /// Most regions one re-fold takes in before the engine re-folds the whole tree instead.
+    public static let refoldRegionsMax = 1024
 }

@@ -11,9 +11,14 @@ extension MergeEngine {
         if roots.count > CoreLimits.refoldRegionsMax { roots = [.root] }
         var mini = Value.null
         var start: Stamp?
-        if roots.count == 1, let checkpoint = checkpoint(at: roots[0], before: stamp) {
-            start = checkpoint.stamp
-            mini.write(checkpoint.value, at: roots[0])
+        let checkpoints = roots.compactMap { checkpoint(at: $0, before: stamp) }
+        if checkpoints.count == roots.count, let first = checkpoints.min(by: { $0.stamp < $1.stamp }) {
+            // Every region has a blind set before the change. Replay from the earliest; each later
+            // region's own set is replayed in its turn and overwrites whatever was there before it.
+            start = first.stamp
+            for (root, checkpoint) in zip(roots, checkpoints) where checkpoint.stamp == first.stamp {
+                mini.write(checkpoint.value, at: root)
+            }
             statistics.checkpointStarts += 1
         } else {
             for root in roots { mini.write(base.value(at: root), at: root) }
@@ -21,6 +26,10 @@ extension MergeEngine {
         let inside = { (path: Path) in roots.contains { $0.isAncestorOrSelf(of: path) } }
         let (ops, outside) = collect(roots: roots, after: start)
         statistics.replayedOps += ops.count
+        if ops.count > statistics.replayedOpsMax {
+            statistics.replayedOpsMax = ops.count
+            statistics.largestRegion = roots.count == 1 ? roots[0] : .root
+        }
         var flipped: [Op] = []
         for op in ops {
             let previous = unusualOutcomes[op.stamp] ?? .applied
@@ -30,8 +39,15 @@ extension MergeEngine {
                 continue
             }
             let spansOut = op.anchors.contains { !inside($0) }
-            let outcome = applyTracked(op, to: &mini, forcedAt: spansOut ? { !inside($0) } : nil) {
-                self.transactionStillValid($0, previous: previous, arriving: arriving)
+            let outcome: Outcome
+            if spansOut, case .rejected(let reason) = previous, let failing = reason.path, !inside(failing) {
+                // Rejected by a part outside the regions, which nothing here can change; a part
+                // inside that comes first may fail now instead.
+                outcome = decideRejectedBatch(op, failingAt: failing, reason: reason, mini: &mini, inside: inside)
+            } else {
+                outcome = applyTracked(op, to: &mini, forcedAt: spansOut ? { !inside($0) } : nil) {
+                    self.transactionStillValid($0, previous: previous, arriving: arriving)
+                }
             }
             if outcome != previous || op.stamp == arriving?.stamp { record(outcome, of: op, report: &report) }
             if spansOut, previous == .applied, outcome != .applied { flipped.append(op) }
@@ -119,26 +135,56 @@ extension MergeEngine {
         return anchor
     }
 
-    /// Grows a set of region roots until every rejected batch with an anchor inside a region, stamped
-    /// at or after `stamp`, has all its anchors inside regions (it is decided again as a whole).
+    /// Evaluates a batch rejected by a part outside the regions: parts before that one apply (inside
+    /// the regions for real, outside as decided), and the first inside part that fails, or else the
+    /// recorded one, rejects it.
+    func decideRejectedBatch(
+        _ op: Op, failingAt failing: Path, reason: Rejection, mini: inout Value, inside: @escaping (Path) -> Bool
+    ) -> Outcome {
+        guard case .batch(let writes) = op.kind else { return .rejected(reason) }
+        var prefix: [Write] = []
+        for write in writes {
+            if write.path == failing, case .increment = write { break }
+            prefix.append(write)
+        }
+        var trial = mini
+        let partial = Op(stamp: op.stamp, sequence: op.sequence, path: op.path, kind: .batch(prefix))
+        let outcome = prefix.isEmpty ? .applied : applyTracked(partial, to: &trial, forcedAt: { !inside($0) }) { _ in true }
+        if case .rejected = outcome { return outcome }
+        return .rejected(reason)
+    }
+
+    /// Grows a set of region roots until every rejected batch that a change inside a region could revive
+    /// (its failing part is inside), stamped at or after `stamp`, has all its anchors inside regions: it
+    /// is decided again as a whole.
     func closeRegions(_ initial: [Path], after stamp: Stamp) -> [Path] {
         var roots = minimalRoots(initial)
         while roots.count <= CoreLimits.refoldRegionsMax {
             var added: [Path] = []
-            for batchStamp in rejectedSpanningBatches where batchStamp >= stamp {
-                guard let op = log[batchStamp] else { continue }
-                let anchors = op.anchors
-                guard anchors.contains(where: { anchor in roots.contains { $0.isAncestorOrSelf(of: anchor) } }) else {
-                    continue
-                }
-                for anchor in anchors where !roots.contains(where: { $0.isAncestorOrSelf(of: anchor) }) {
-                    added.append(regionRoot(for: anchor, after: stamp))
+            for root in roots {
+                guard let node = index.node(at: root.keys[...]) else { continue }
+                forEachNode(below: node) { current in
+                    for batchStamp in current.failingBatches where batchStamp >= stamp {
+                        guard let op = log[batchStamp] else { continue }
+                        for anchor in op.anchors where !roots.contains(where: { $0.isAncestorOrSelf(of: anchor) }) {
+                            added.append(regionRoot(for: anchor, after: stamp))
+                        }
+                    }
                 }
             }
             if added.isEmpty { return roots }
             roots = minimalRoots(roots + added)
         }
         return [.root]
+    }
+
+    /// Calls `body` with `node` and every node below it.
+    func forEachNode(below node: PathIndex.Node, _ body: (PathIndex.Node) -> Void) {
+        var stack = [node]
+        while let current = stack.popLast() {
+            body(current)
+            stack.append(contentsOf: current.children.values)
+        }
     }
 
     /// Drops roots that lie inside other roots, and duplicates.

@@ -36,9 +36,6 @@ public final class MergeEngine {
     var unusualOutcomes: [Stamp: Outcome] = [:]
     /// Ops waiting for a function this replica lacks.
     var waiting: [Stamp: Op] = [:]
-    /// Batches spanning several anchors whose outcome is a rejection (a re-fold must take in all
-    /// their anchors to decide them again).
-    var rejectedSpanningBatches: Set<Stamp> = []
     /// Increments that met a null node (they used their `from`).
     var incrementsFromNull: Set<Stamp> = []
     var index = PathIndex()
@@ -166,13 +163,20 @@ public final class MergeEngine {
     }
 
     func record(_ outcome: Outcome, of op: Op, report: inout ApplyReport) {
+        let previous = unusualOutcomes[op.stamp]
         if outcome == .applied {
             unusualOutcomes.removeValue(forKey: op.stamp)
         } else {
             unusualOutcomes[op.stamp] = outcome
         }
-        if case .batch = op.kind, op.anchors.count > 1 {
-            if outcome == .applied { rejectedSpanningBatches.remove(op.stamp) } else { rejectedSpanningBatches.insert(op.stamp) }
+        if case .batch = op.kind, previous != outcome {
+            // Index rejected batches by the node that failed them: only a change there can revive one.
+            if case .rejected(let reason) = previous, let path = reason.path, let node = index.node(at: path.keys[...]) {
+                node.failingBatches.removeAll { $0 == op.stamp }
+            }
+            if case .rejected(let reason) = outcome, let path = reason.path, let node = index.node(at: path.keys[...]) {
+                node.failingBatches.append(op.stamp)
+            }
         }
         report.outcomes[op.stamp] = outcome
     }
@@ -227,6 +231,10 @@ public struct MergeStatistics: Sendable, Hashable {
     public var replayedOps = 0
     /// Re-folds that started from a checkpoint instead of the base.
     public var checkpointStarts = 0
+    /// Most ops one re-fold replayed.
+    public var replayedOpsMax = 0
+    /// Root of the re-fold that replayed the most ops.
+    public var largestRegion: Path?
 }
 
 /// What one ``MergeEngine/apply(_:)`` did.

@@ -36,7 +36,7 @@ public enum Number: Sendable, Hashable, CustomStringConvertible {
             if !overflow { return .int(sum) }
         }
         let sum = doubleValue + other.doubleValue
-        return sum.isFinite ? .double(sum) : nil
+        return sum.isFinite ? .double(sum == 0 ? 0 : sum) : nil
     }
 
     /// An upper bound of the magnitude, saturating; `.max` for doubles (they never take the exact path).

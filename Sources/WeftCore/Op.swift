@@ -158,6 +158,14 @@ public enum Rejection: Sendable, Hashable, CustomStringConvertible {
     /// A registered function refused the call (for example an invariant would break).
     case refusedByFunction(name: String)
 
+    /// The node whose state caused the rejection, when there is one.
+    public var path: Path? {
+        switch self {
+        case .notANumber(let path), .nonFinite(let path), .staleRead(let path): return path
+        case .refusedByFunction: return nil
+        }
+    }
+
     public var description: String {
         switch self {
         case .notANumber(let path): return "increment of \(path), which is not a number"

@@ -278,6 +278,9 @@ public enum OpCodec {
         case 4:
             let d = Double(bitPattern: try reader.readFixed())
             guard d.isFinite else { throw CoreError.malformedEncoding(offset: reader.offset, reason: "non-finite double") }
+            guard d != 0 || d.sign == .plus else {
+                throw CoreError.malformedEncoding(offset: reader.offset, reason: "negative zero is not canonical")
+            }
             return .double(d)
         case 5: return .string(try reader.readString(max: CoreLimits.stringBytesMax))
         case 6:

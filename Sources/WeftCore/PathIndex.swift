@@ -27,6 +27,8 @@ final class PathIndex {
         var mayBeScalar = false
         /// Number of call ops anchored here.
         var callCount = 0
+        /// Batches with several anchors that are rejected because of their part at this node.
+        var failingBatches: [Stamp] = []
 
         var ownMax: Stamp? { own.last }
 

@@ -263,7 +263,7 @@ struct JSONParser {
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
         if isInteger, let i = Int64(text) { return .int(i) }
         guard let d = Double(text), d.isFinite else { throw fail("number is out of range") }
-        return .double(d)
+        return .double(d == 0 ? 0 : d)  // -0.0 is stored as 0.0: one number, one encoding, one digest
     }
 
     mutating func parseString() throws -> String {

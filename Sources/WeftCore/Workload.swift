@@ -36,6 +36,9 @@ public struct Workload: Sendable {
         /// Number of account groups (`/accounts` itself when 1, else `/accounts/g0`, …); each transfer is
         /// called on one group, as an app calls a function on the subtree it guards.
         public var accountGroups = 1
+        /// Share of counter traffic (increments, batch increments, transactions) aimed at account
+        /// balances; 0 leaves the accounts to `transfer` calls alone.
+        public var accountIncrementShare = 0.15
         /// Share of writes that go to the first few (hot) items and counters.
         public var hotShare = 0.5
         public var mix = Mix()
@@ -181,7 +184,7 @@ public struct Workload: Sendable {
     }
 
     mutating func counterPath() -> Path {
-        if rng.chance(0.15) {
+        if shape.accountIncrementShare > 0, rng.chance(shape.accountIncrementShare) {
             return Path(uncheckedKeys: accountGroup().keys + ["a\(rng.below(UInt64(shape.accounts)))"])
         }
         return Path(uncheckedKeys: ["counters", "c\(hotIndex(shape.counters))"])

@@ -78,3 +78,27 @@ import Testing
         #expect(coreError { try Path(keys: ["ok", ""]) } == .invalidKey(key: "", reason: "keys cannot be empty"))
     }
 }
+
+@Suite struct KeyNormalizationTests {
+    @Test func aKeyInNormalizationFormCIsAccepted() throws {
+        try Key.validate("caf\u{E9}")
+    }
+
+    @Test func aDecomposedKeyIsRefusedBecauseItWouldAliasItsComposedTwin() {
+        #expect(throws: CoreError.self) { try Key.validate("cafe\u{301}") }
+        #expect(throws: CoreError.self) { try Value(json: "{\"cafe\u{301}\":1}") }
+    }
+
+    @Test func negativeZeroIsStoredAsZero() throws {
+        let value = try Value(json: "-0.0")
+        guard case .double(let d) = value else {
+            Issue.record("expected a double")
+            return
+        }
+        #expect(d.sign == .plus)
+        #expect(StateDigest(of: value) == StateDigest(of: .double(0)))
+        var writer = ByteWriter()
+        OpCodec.write(.double(-0.0), to: &writer)
+        #expect(throws: CoreError.self) { try OpCodec.decodeValue(writer.bytes) }
+    }
+}

@@ -63,7 +63,7 @@ import Testing
     @Test func incrementsWithIntsAndDoublesRoundTrip() throws {
         for (by, from) in [
             (Number.int(1), Number.int(0)), (.int(.min), .int(.max)), (.double(0.5), .double(-2.5)),
-            (.int(-3), .double(1e300)), (.double(-0.0), .int(0)),
+            (.int(-3), .double(1e300)), (.double(0.0), .int(0)),
         ] {
             try expectRoundTrip(try op(.increment(by: by, from: from)))
         }

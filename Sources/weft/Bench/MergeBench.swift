@@ -8,6 +8,24 @@ enum MergeBench {
         var batch = 1_000
         var replicas = 8
         var seed: UInt64 = 1
+        /// Shuffle every op (the worst case) instead of interleaving per-origin streams at random.
+        var fullShuffle = false
+    }
+
+    /// Arrival order as sync produces it: each origin's ops in sequence order, the origins' streams
+    /// interleaved at random.
+    static func interleave(_ ops: [Op], rng: inout SeededGenerator) -> [Op] {
+        var streams: [ReplicaID: [Op]] = [:]
+        for op in ops { streams[op.origin, default: []].append(op) }
+        var queues = streams.keys.sorted().map { streams[$0]!.sorted { $0.sequence < $1.sequence }[...] }
+        var result: [Op] = []
+        result.reserveCapacity(ops.count)
+        while !queues.isEmpty {
+            let pick = Int(rng.below(UInt64(queues.count)))
+            result.append(queues[pick].removeFirst())
+            if queues[pick].isEmpty { queues.remove(at: pick) }
+        }
+        return result
     }
 
     /// The workload shape of the benchmark: a large path space with a hot tail, all op kinds.
@@ -26,7 +44,12 @@ enum MergeBench {
         var workload = Workload(seed: options.seed, replicas: options.replicas, shape: shape)
         var ops = (0..<options.ops).map { _ in workload.next() }
         var rng = SeededGenerator(seed: options.seed ^ 0x5EED)
-        rng.shuffle(&ops)
+        if options.fullShuffle {
+            rng.shuffle(&ops)
+        } else {
+            ops = interleave(ops, rng: &rng)
+        }
+        let order = options.fullShuffle ? "fully shuffled" : "origins interleaved at random"
 
         progress.step("reference fold (baseline)")
         var foldDigest = StateDigest(of: .null)
@@ -54,11 +77,12 @@ enum MergeBench {
         let stats = engine.statistics
         progress.step(
             "roads: \(stats.inOrder) in order, \(stats.counterShortcuts) counter shortcuts, \(stats.hiddenWrites) hidden, "
-                + "\(stats.refolds) re-folds replaying \(stats.replayedOps) ops (\(stats.checkpointStarts) from checkpoints)")
+                + "\(stats.refolds) re-folds replaying \(stats.replayedOps) ops (\(stats.checkpointStarts) from checkpoints; "
+                + "largest \(stats.replayedOpsMax) at \(stats.largestRegion?.description ?? "-"))")
         let count = Double(ops.count)
         return [
             Measurement(
-                suite: "merge", name: "engine ops/s (shuffled, batched)", value: count / engineSeconds, unit: "ops/s",
+                suite: "merge", name: "engine ops/s (\(order), batches of \(options.batch))", value: count / engineSeconds, unit: "ops/s",
                 baseline: count / foldSeconds),
             Measurement(suite: "merge", name: "reference fold ops/s", value: count / foldSeconds, unit: "ops/s"),
             Measurement(suite: "merge", name: "digest equals reference fold", value: matches ? 1 : 0, unit: "bool"),
