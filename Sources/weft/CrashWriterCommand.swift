@@ -67,7 +67,9 @@ enum CrashWrites {
         case 0, 1, 2:
             return (path(["items", item, "score"]), .set(.int(Int64(generator.below(1_000)))))
         case 3:
-            let value = Value.object(["name": .string("n\(generator.below(50))"), "tags": .int(Int64(generator.below(9)))])
+            let value = Value.object([
+                "name": .string("n\(generator.below(50))"), "tags": .int(Int64(generator.below(9))),
+            ])
             return (path(["items", item]), .set(generator.chance(0.1) ? .null : value))
         case 4:
             let children = [

@@ -46,14 +46,17 @@ enum OpenBench {
         let nodes = replica.snapshot().nodeCount
         await replica.shutdown()
         guard replicaRead == expected, storeRead == expected, nodes == leaves else {
-            throw BenchError("read \(replicaRead) and \(storeRead), loaded \(nodes) nodes of \(leaves); expected \(expected)")
+            throw BenchError(
+                "read \(replicaRead) and \(storeRead), loaded \(nodes) nodes of \(leaves); expected \(expected)")
         }
         progress.step("  \(nodes) nodes; the first read came \(loadedEarly ? "after" : "before") the load ended")
         return [
-            Measurement(suite: "open", name: "open to first read of a deep path", value: firstRead * 1_000, unit: "ms",
-                        baseline: storeFirstRead * 1_000),
-            Measurement(suite: "open", name: "open to full load", value: fullLoad * 1_000, unit: "ms",
-                        baseline: storeFullRead * 1_000),
+            Measurement(
+                suite: "open", name: "open to first read of a deep path", value: firstRead * 1_000, unit: "ms",
+                baseline: storeFirstRead * 1_000),
+            Measurement(
+                suite: "open", name: "open to full load", value: fullLoad * 1_000, unit: "ms",
+                baseline: storeFullRead * 1_000),
             Measurement(suite: "open", name: "nodes loaded", value: Double(nodes), unit: "nodes"),
         ]
     }
