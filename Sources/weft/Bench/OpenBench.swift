@@ -90,7 +90,7 @@ enum OpenBench {
             last = try replica.submit(path: try Path("/users/u\(user)"), kind: .merge(children), at: .now)
             if user % (options.users / 10) == 0 { progress.step("  \(user)/\(options.users) users") }
         }
-        try await last?.wait(for: .durable)
+        try await replica.flush()
         replica.markStable(through: try requireStamp(last))
         try await replica.compact()
         await replica.shutdown()

@@ -61,7 +61,7 @@ enum WriteBench {
                 let (path, kind) = appWrite(index, using: &generator)
                 last = try replica.submit(path: path, kind: kind, at: .now)
             }
-            try await last?.wait(for: .durable)
+            try await replica.flush()
         }
         let statistics = replica.statistics
         let perCommit = max(1, statistics.opsCommitted / max(1, statistics.commits))
