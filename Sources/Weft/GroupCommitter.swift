@@ -187,11 +187,6 @@ final class GroupCommitter: @unchecked Sendable {
     private func run() {
         locked { runner = pthread_self() }
         while let work = nextWork() { process(work) }
-        if ProcessInfo.processInfo.environment["WEFT_TRACE"] != nil {
-            var cpu = timespec()
-            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu)
-            FileHandle.standardError.write(Data("committer cpu \(cpu.tv_sec).\(cpu.tv_nsec / 1_000_000)\n".utf8))
-        }
         do {
             try store.close()
         } catch {

@@ -94,7 +94,8 @@ struct PendingCommits: Sendable {
 
     private func start(of entry: Int) -> End {
         entry == 0
-            ? End(records: 0, receipts: 0, preserves: 0, treeWrites: 0, statusChanges: 0, clockTime: 0) : ends[entry - 1]
+            ? End(records: 0, receipts: 0, preserves: 0, treeWrites: 0, statusChanges: 0, clockTime: 0)
+            : ends[entry - 1]
     }
 
     /// The batch of the entries in `range`.

@@ -44,8 +44,9 @@ final class PreservedRegions {
         guard !covers(path) else { return nil }
         var current = base
         var depth = 0
-        while depth < path.depth, current.nodeCount(atMost: WeftLimits.preservedRegionNodesMax)
-            > WeftLimits.preservedRegionNodesMax
+        while depth < path.depth,
+            current.nodeCount(atMost: WeftLimits.preservedRegionNodesMax)
+                > WeftLimits.preservedRegionNodesMax
         {
             current = current[path.keys[depth]]
             depth += 1

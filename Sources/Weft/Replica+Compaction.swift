@@ -95,7 +95,10 @@ extension Replica {
             }
             writes.append(.release(override.path))
             for key in Set(baseChildren.keys).union(stateChildren.keys) where baseChildren[key] != stateChildren[key] {
-                guard let child = try? override.path.child(key) else { continue }
+                // Stored keys are valid, and an object's children are within the depth limit.
+                guard let child = try? override.path.child(key) else {
+                    preconditionFailure("\(override.path) holds an object, so its children are valid paths")
+                }
                 writes.append(.set(child, baseChildren[key] ?? .null))
                 regions.insert(child)
             }

@@ -24,25 +24,22 @@ extension Replica {
     }
 
     private func load() {
-        let result: Result<MergeEngine, WeftError>
-        var loaded: Loaded?
+        var failure: WeftError?
         do {
             let read = try readStore()
-            loaded = read
             let functions = condition.withLock { (registry: registry(), known: registrations.count) }
             let engine = MergeEngine(
                 registry: functions.registry, base: read.base, frontier: read.frontier, baseVector: read.baseVector,
                 capturesChanges: false)
             engine.apply(read.ops)
             engine.capturesChanges = true
-            result = .success(engine)
             install(engine, loaded: read, registrationsKnown: functions.known)
         } catch {
-            result = .failure(WeftError.wrapping(error))
+            failure = WeftError.wrapping(error)
         }
         let waiters: [CheckedContinuation<Void, Never>] = condition.withLock {
-            if case .failure(let error) = result { phase = .failed(error) }
-            if loaded == nil, case .loading = phase { phase = .failed(WeftError(.storage, "the load failed")) }
+            if let failure { phase = .failed(failure) }
+            precondition(!{ if case .loading = phase { true } else { false } }(), "a load ends ready or failed")
             condition.broadcast()
             defer { loadWaiters = [] }
             return loadWaiters

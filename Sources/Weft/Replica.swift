@@ -39,6 +39,10 @@ public final class Replica: @unchecked Sendable {
     }
 
     /// This replica's id (random, made once with the database).
+    ///
+    /// ```swift
+    /// let mine = replica.ops(from: replica.replicaID, after: 0, limit: 100)
+    /// ```
     public let replicaID: ReplicaID
     /// The database file; nil for a replica in memory.
     public let path: String?
@@ -207,6 +211,10 @@ public final class Replica: @unchecked Sendable {
     }
 
     /// The whole state, as a consistent snapshot (copy on write: cheap to take). Waits for the load.
+    ///
+    /// ```swift
+    /// let json = replica.snapshot().jsonString()
+    /// ```
     public func snapshot() -> Value {
         condition.lock()
         defer { condition.unlock() }
@@ -216,6 +224,10 @@ public final class Replica: @unchecked Sendable {
 
     /// What this replica has applied: for each origin, the highest sequence with no gap below it.
     /// Waits for the load.
+    ///
+    /// ```swift
+    /// let mine = replica.versionVector[replica.replicaID]   // writes made here so far
+    /// ```
     public var versionVector: VersionVector {
         condition.lock()
         defer { condition.unlock() }
@@ -225,15 +237,31 @@ public final class Replica: @unchecked Sendable {
 
     /// What this replica has made durable: for each origin, the highest committed sequence with no gap
     /// below it. A replica acknowledges what this covers.
+    ///
+    /// ```swift
+    /// session.acknowledge(replica.durableVersionVector)
+    /// ```
     public var durableVersionVector: VersionVector { committer.durableVector }
 
     /// The digest of the current state (equal on every replica that has seen the same ops).
+    ///
+    /// ```swift
+    /// assert(left.digest == right.digest)   // after they exchanged every op
+    /// ```
     public var digest: StateDigest { StateDigest(of: snapshot()) }
 
     /// What group commit has done so far.
+    ///
+    /// ```swift
+    /// print(replica.statistics.commits, "transactions for", replica.statistics.opsCommitted, "ops")
+    /// ```
     public var statistics: CommitStatistics { committer.statistics }
 
     /// True once the tree and the log are loaded in memory.
+    ///
+    /// ```swift
+    /// if !replica.isLoaded { showSpinner() }
+    /// ```
     public var isLoaded: Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -242,6 +270,10 @@ public final class Replica: @unchecked Sendable {
     }
 
     /// Bytes the database takes on disk, write-ahead log included.
+    ///
+    /// ```swift
+    /// let size = try replica.bytesOnDisk()
+    /// ```
     /// - Throws: `WeftError` with code `storage` or `shutDown`.
     public func bytesOnDisk() throws -> Int {
         do {
@@ -317,6 +349,10 @@ public final class Replica: @unchecked Sendable {
     }
 
     /// True once shutdown has begun.
+    ///
+    /// ```swift
+    /// guard !replica.isShutDown else { return }
+    /// ```
     public var isShutDown: Bool {
         condition.lock()
         defer { condition.unlock() }

@@ -46,14 +46,17 @@ enum OpenBench {
         let nodes = replica.snapshot().nodeCount
         await replica.shutdown()
         guard replicaRead == expected, storeRead == expected, nodes == leaves else {
-            throw BenchError("read \(replicaRead) and \(storeRead), loaded \(nodes) nodes of \(leaves); expected \(expected)")
+            throw BenchError(
+                "read \(replicaRead) and \(storeRead), loaded \(nodes) nodes of \(leaves); expected \(expected)")
         }
         progress.step("  \(nodes) nodes; the first read came \(loadedEarly ? "after" : "before") the load ended")
         return [
-            Measurement(suite: "open", name: "open to first read of a deep path", value: firstRead * 1_000, unit: "ms",
-                        baseline: storeFirstRead * 1_000),
-            Measurement(suite: "open", name: "open to full load", value: fullLoad * 1_000, unit: "ms",
-                        baseline: storeFullRead * 1_000),
+            Measurement(
+                suite: "open", name: "open to first read of a deep path", value: firstRead * 1_000, unit: "ms",
+                baseline: storeFirstRead * 1_000),
+            Measurement(
+                suite: "open", name: "open to full load", value: fullLoad * 1_000, unit: "ms",
+                baseline: storeFullRead * 1_000),
             Measurement(suite: "open", name: "nodes loaded", value: Double(nodes), unit: "nodes"),
         ]
     }
@@ -87,7 +90,7 @@ enum OpenBench {
             last = try replica.submit(path: try Path("/users/u\(user)"), kind: .merge(children), at: .now)
             if user % (options.users / 10) == 0 { progress.step("  \(user)/\(options.users) users") }
         }
-        try await last?.wait(for: .durable)
+        try await replica.flush()
         replica.markStable(through: try requireStamp(last))
         try await replica.compact()
         await replica.shutdown()

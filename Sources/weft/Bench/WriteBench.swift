@@ -57,15 +57,11 @@ enum WriteBench {
         var generator = SeededGenerator(seed: options.seed)
         var last: WriteReceipt?
         let seconds = try await measureSecondsAsync {
-            let started = ContinuousClock.now
             for index in 0..<options.ops {
                 let (path, kind) = appWrite(index, using: &generator)
                 last = try replica.submit(path: path, kind: kind, at: .now)
             }
-            var cpu = timespec()
-            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu)
-            progress.step("  submitted in \(ContinuousClock.now - started), thread cpu \(cpu.tv_sec).\(cpu.tv_nsec / 1_000_000)")
-            try await last?.wait(for: .durable)
+            try await replica.flush()
         }
         let statistics = replica.statistics
         let perCommit = max(1, statistics.opsCommitted / max(1, statistics.commits))
@@ -88,14 +84,20 @@ enum WriteBench {
         let rate = count / seconds
         let baselineRate = count / baselineSeconds
         return [
-            Measurement(suite: "write", name: "durable ops/s, \(name)", value: rate, unit: "ops/s", baseline: baselineRate),
-            Measurement(suite: "write", name: "plain SQLite inserts ops/s (\(durability))", value: baselineRate, unit: "ops/s"),
-            Measurement(suite: "write", name: "slowdown vs plain inserts (\(durability))", value: baselineRate / rate, unit: "×"),
+            Measurement(
+                suite: "write", name: "durable ops/s, \(name)", value: rate, unit: "ops/s", baseline: baselineRate),
+            Measurement(
+                suite: "write", name: "plain SQLite inserts ops/s (\(durability))", value: baselineRate, unit: "ops/s"),
+            Measurement(
+                suite: "write", name: "slowdown vs plain inserts (\(durability))", value: baselineRate / rate, unit: "×"
+            ),
             Measurement(suite: "write", name: "ops per commit (\(durability))", value: Double(perCommit), unit: "ops"),
-            Measurement(suite: "write", name: "bytes per op before compaction (\(durability))",
-                        value: Double(bytesBefore) / count, unit: "B"),
-            Measurement(suite: "write", name: "bytes per op after compaction (\(durability))",
-                        value: Double(report.bytesAfter) / count, unit: "B"),
+            Measurement(
+                suite: "write", name: "bytes per op before compaction (\(durability))",
+                value: Double(bytesBefore) / count, unit: "B"),
+            Measurement(
+                suite: "write", name: "bytes per op after compaction (\(durability))",
+                value: Double(report.bytesAfter) / count, unit: "B"),
         ]
     }
 
@@ -160,13 +162,16 @@ enum WriteBench {
         await replica.shutdown()
 
         progress.step("fsync latency: \(options.syncedOps) writes of 4 KiB, each fsynced")
-        let fsyncSeconds = try fsyncLatency(directory.appendingPathComponent("fsync-probe").path, count: options.syncedOps)
+        let fsyncSeconds = try fsyncLatency(
+            directory.appendingPathComponent("fsync-probe").path, count: options.syncedOps)
         let count = Double(options.syncedOps)
         return [
-            Measurement(suite: "write", name: "commits/s, one per op (full)", value: count / seconds, unit: "commits/s",
-                        baseline: count / fsyncSeconds),
-            Measurement(suite: "write", name: "latency per durable op (full)", value: seconds / count * 1_000, unit: "ms",
-                        baseline: fsyncSeconds / count * 1_000),
+            Measurement(
+                suite: "write", name: "commits/s, one per op (full)", value: count / seconds, unit: "commits/s",
+                baseline: count / fsyncSeconds),
+            Measurement(
+                suite: "write", name: "latency per durable op (full)", value: seconds / count * 1_000, unit: "ms",
+                baseline: fsyncSeconds / count * 1_000),
             Measurement(suite: "write", name: "commits for one-per-op writes", value: Double(commits), unit: "commits"),
         ]
     }

@@ -66,7 +66,8 @@ final class ReplicaFixture: @unchecked Sendable {
         switch kind {
         case .memory:
             let store = MemoryStore(
-                replica: Replica.newReplicaID(options), durability: options.durability, bytesMax: options.databaseBytesMax)
+                replica: Replica.newReplicaID(options), durability: options.durability,
+                bytesMax: options.databaseBytesMax)
             memoryStore = store
             replica = try Replica.open(store: store, options: options)
         case .sqlite:
