@@ -152,6 +152,7 @@ import WeftCore
         await task.value
         #expect(received.values.map(\.source) == [.initial, .localPending, .localPending])
         #expect(received.values.map { $0.value["author"] } == ["alice", "bob", "carol"])
+        #expect(try received.values.map { try $0.decodedValue(as: Message.self).text } == ["hi", "hello", "hey"])
         #expect(await eventually { backend.listenerCount == 0 })
         let cancelled = Task { for await _ in chat.events() {} }
         try await Task.sleep(nanoseconds: 10_000_000)
