@@ -28,7 +28,8 @@ import WeftCore
         let events = Collector<DataEvent>()
         let token = alice.subscribe { events.append($0) }
         try await alice.at("name").set("Alice")
-        try await backend.node("users").set(["alice": ["name": "Alicia"], "bob": ["name": "Bob"]] as [String: [String: String]])
+        try await backend.node("users").set(
+            ["alice": ["name": "Alicia"], "bob": ["name": "Bob"]] as [String: [String: String]])
         try await backend.node("users/bob").set("ignored")
         try await backend.root.clear()
         let values = await events.wait(for: 4).map(\.value)
@@ -80,7 +81,9 @@ import WeftCore
         let tokens = [
             node.subscribe(childrenConstraint: .none) { nothing.append($0) },
             node.subscribe(childrenConstraint: .keyRange(from: "b", to: "n")) { range.append($0) },
-            node.subscribe(to: .childAddition, childrenConstraint: .keyRange(from: "b", to: nil)) { rangeAdded.append($0) },
+            node.subscribe(to: .childAddition, childrenConstraint: .keyRange(from: "b", to: nil)) {
+                rangeAdded.append($0)
+            },
         ]
         #expect(await nothing.wait(for: 1).map(\.value) == [.null])
         #expect(await range.wait(for: 1).map(\.value) == [["m": 2]])
@@ -100,7 +103,9 @@ import WeftCore
         let token = node.subscribe { events.append($0) }
         await events.wait(for: 1)
         var peer = RemoteWriter(replica: 0xB0B)
-        try backend.receiveRemote([try peer.op("/shared", .set("from bob"), millis: UInt64(Date().timeIntervalSince1970 * 1000))])
+        try backend.receiveRemote([
+            try peer.op("/shared", .set("from bob"), millis: UInt64(Date().timeIntervalSince1970 * 1000))
+        ])
         let all = await events.wait(for: 2)
         #expect(all.last?.value == "from bob")
         #expect(all.last?.source == .merged)
@@ -177,7 +182,8 @@ import WeftCore
     let backend = MemoryBackend()
 
     func event(_ key: String, _ value: Value, _ type: DataEventType = .childChange) throws -> DataEvent {
-        DataEvent(type: type, node: try backend.node("list/\(key)"), value: value, previousSiblingKey: nil, source: .merged)
+        DataEvent(
+            type: type, node: try backend.node("list/\(key)"), value: value, previousSiblingKey: nil, source: .merged)
     }
 
     @Test func aSubscriberThatFallsBehindGetsTheLatestEventPerNode() throws {

@@ -118,7 +118,9 @@ import WeftCore
                     var results: [TransactionResult] = []
                     for _ in 0..<perTask {
                         results.append(
-                            try await counter.runTransaction(waitingFor: .pending) { .set(.int(($0.intValue ?? 0) + 1)) })
+                            try await counter.runTransaction(waitingFor: .pending) {
+                                .set(.int(($0.intValue ?? 0) + 1))
+                            })
                     }
                     return results
                 }
@@ -162,7 +164,8 @@ import WeftCore
         #expect(await weftErrorCode { try await account.call("withdraw", arguments: 800) } == .rejected)
         #expect(try await account.value() == 700)
         #expect(await weftErrorCode { try await account.call("deposit", arguments: 1) } == .unknownFunction)
-        #expect(await weftErrorCode { try await account.call("withdraw", version: 2, arguments: 1) } == .unknownFunction)
+        #expect(
+            await weftErrorCode { try await account.call("withdraw", version: 2, arguments: 1) } == .unknownFunction)
         #expect(await weftErrorCode { try await account.call("") } == .invalidValue)
     }
 }

@@ -70,7 +70,9 @@ extension DataNode {
 
         /// Sets a JSON object graph; see ``DataNode/set(_:_:at:waitingFor:)``.
         @discardableResult
-        public func set(_ raw: RawMarker, _ json: Any?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable)
+        public func set(
+            _ raw: RawMarker, _ json: Any?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+        )
             -> Future<WriteReceipt, WeftError>
         {
             Self.later { dataNode.set(raw, json, at: time, waitingFor: target, then: $0) }
@@ -94,7 +96,9 @@ extension DataNode {
 
         /// Merges an `Encodable` object; see ``DataNode/merge(with:at:waitingFor:)``.
         @discardableResult
-        public func merge(with value: some Encodable, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable)
+        public func merge(
+            with value: some Encodable, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+        )
             -> Future<WriteReceipt, WeftError>
         {
             Self.later { dataNode.merge(with: value, at: time, waitingFor: target, then: $0) }
@@ -103,14 +107,17 @@ extension DataNode {
         /// Merges a raw dictionary whose keys may be deeper paths; see ``DataNode/merge(_:with:at:waitingFor:)``.
         @discardableResult
         public func merge(
-            _ raw: RawMarker, with json: [String: Any], at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+            _ raw: RawMarker, with json: [String: Any], at time: WeftTime = .now,
+            waitingFor target: WriteStatus = .durable
         ) -> Future<WriteReceipt, WeftError> {
             Self.later { dataNode.merge(raw, with: json, at: time, waitingFor: target, then: $0) }
         }
 
         /// Adds a child under a new push id; see ``DataNode/push(_:at:waitingFor:)``.
         @discardableResult
-        public func push(_ value: (some Encodable)?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable)
+        public func push(
+            _ value: (some Encodable)?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+        )
             -> Future<CombineWrapper, WeftError>
         {
             Self.later { completion in
@@ -120,7 +127,9 @@ extension DataNode {
 
         /// Adds a child with a JSON object graph; see ``DataNode/push(_:_:at:waitingFor:)``.
         @discardableResult
-        public func push(_ raw: RawMarker, _ json: Any?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable)
+        public func push(
+            _ raw: RawMarker, _ json: Any?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+        )
             -> Future<CombineWrapper, WeftError>
         {
             Self.later { completion in
@@ -131,7 +140,8 @@ extension DataNode {
         /// Increments the number at the node; see ``DataNode/increment(from:by:at:waitingFor:)``.
         @discardableResult
         public func increment(
-            from start: Number = 0, by step: Number = 1, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+            from start: Number = 0, by step: Number = 1, at time: WeftTime = .now,
+            waitingFor target: WriteStatus = .durable
         ) -> Future<Number, WeftError> {
             Self.later { dataNode.increment(from: start, by: step, at: time, waitingFor: target, then: $0) }
         }
@@ -147,7 +157,9 @@ extension DataNode {
 
         /// Copies the node's value to another node; see ``DataNode/copyValue(to:at:waitingFor:)-(DataNode,_,_)``.
         @discardableResult
-        public func copyValue(to destination: CombineWrapper, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable)
+        public func copyValue(
+            to destination: CombineWrapper, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+        )
             -> Future<Value, WeftError>
         {
             Self.later { dataNode.copyValue(to: destination.dataNode, at: time, waitingFor: target, then: $0) }
@@ -156,7 +168,9 @@ extension DataNode {
         /// Copies the node's value to the node at an absolute path; see
         /// ``DataNode/copyValue(to:at:waitingFor:)-(String,_,_)``.
         @discardableResult
-        public func copyValue(to destinationPath: String, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable)
+        public func copyValue(
+            to destinationPath: String, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+        )
             -> Future<Value, WeftError>
         {
             Self.later { dataNode.copyValue(to: destinationPath, at: time, waitingFor: target, then: $0) }
@@ -165,7 +179,9 @@ extension DataNode {
         // MARK: Events
 
         /// A publisher of events; see ``DataNode/eventPublisher(for:childrenConstraint:)``.
-        public func eventPublisher(for type: DataEventType = .valueChange, childrenConstraint: ChildrenConstraint = .all)
+        public func eventPublisher(
+            for type: DataEventType = .valueChange, childrenConstraint: ChildrenConstraint = .all
+        )
             -> AnyPublisher<DataEvent, WeftError>
         {
             dataNode.eventPublisher(for: type, childrenConstraint: childrenConstraint)

@@ -57,7 +57,8 @@ struct ReplicaAccess: Sendable {
     static func checkFunctionName(_ name: String) throws {
         guard !name.isEmpty, name.utf8.count <= CoreLimits.functionNameBytesMax else {
             throw WeftError(
-                .invalidValue, "a function name has 1 to \(CoreLimits.functionNameBytesMax) bytes; got \(name.utf8.count)")
+                .invalidValue,
+                "a function name has 1 to \(CoreLimits.functionNameBytesMax) bytes; got \(name.utf8.count)")
         }
     }
 

@@ -32,7 +32,9 @@ public final class WriteBatch {
     public func set(_ value: (some Encodable)?, at node: DataNode) throws {
         try check(node)
         let encoded = try access.state.coding.encodeUnchecked(value, at: node.location)
-        try record(.set(node.location, try ValueCheck.validated(encoded, at: node.location, bytes: &bytes)), blind: [node.location])
+        try record(
+            .set(node.location, try ValueCheck.validated(encoded, at: node.location, bytes: &bytes)),
+            blind: [node.location])
     }
 
     /// Sets a node to a JSON object graph; see ``DataNode/set(_:_:at:waitingFor:)``.
@@ -40,7 +42,9 @@ public final class WriteBatch {
     public func set(_ raw: RawMarker, _ json: Any?, at node: DataNode) throws {
         try check(node)
         let value = try RawJSON.value(of: json, at: node.location)
-        try record(.set(node.location, try ValueCheck.validated(value, at: node.location, bytes: &bytes)), blind: [node.location])
+        try record(
+            .set(node.location, try ValueCheck.validated(value, at: node.location, bytes: &bytes)),
+            blind: [node.location])
     }
 
     /// Deletes a node.
@@ -104,7 +108,8 @@ public final class WriteBatch {
 
     private func recordMerge(_ children: [MergeChild], at node: DataNode) throws {
         let checked = try ValueCheck.mergeChildren(children, under: node.location, bytes: &bytes)
-        try record(.merge(node.location, checked), blind: checked.compactMap { try? node.location.appending($0.relative) })
+        try record(
+            .merge(node.location, checked), blind: checked.compactMap { try? node.location.appending($0.relative) })
     }
 
     private func record(_ write: Write, blind: [Path]) throws {

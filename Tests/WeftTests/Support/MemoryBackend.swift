@@ -136,7 +136,8 @@ final class MemoryBackend: ReplicaBackend, @unchecked Sendable {
         var wall = now
         if case .millis(let requested) = time {
             guard requested <= now + clock.driftMillisMax else {
-                throw WeftError(.clockRefused, "\(requested) is more than \(clock.driftMillisMax) ms ahead of the clock")
+                throw WeftError(
+                    .clockRefused, "\(requested) is more than \(clock.driftMillisMax) ms ahead of the clock")
             }
             wall = requested
         }
@@ -155,7 +156,11 @@ final class MemoryBackend: ReplicaBackend, @unchecked Sendable {
     private func apply(_ op: Op) -> WriteReceipt {
         let report = engine.apply([op])
         let status: WriteStatus
-        if case .rejected(let rejection) = report.outcomes[op.stamp] { status = .rejected(rejection) } else { status = .pending }
+        if case .rejected(let rejection) = report.outcomes[op.stamp] {
+            status = .rejected(rejection)
+        } else {
+            status = .pending
+        }
         let receipt = WriteReceipt(stamp: op.stamp, status: status)
         receipts[op.stamp] = receipt
         publish(report, isLocalPending: true, except: op.stamp)
@@ -204,6 +209,8 @@ struct RemoteWriter {
     /// The next op of this replica, stamped at `millis` (counter 0).
     mutating func op(_ path: String, _ kind: OpKind, millis: UInt64) throws -> Op {
         sequence += 1
-        return Op(stamp: Stamp(millis: millis, counter: 0, replica: replica), sequence: sequence, path: try Path(path), kind: kind)
+        return Op(
+            stamp: Stamp(millis: millis, counter: 0, replica: replica), sequence: sequence, path: try Path(path),
+            kind: kind)
     }
 }
