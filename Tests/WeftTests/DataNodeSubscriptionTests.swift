@@ -166,6 +166,25 @@ import WeftCore
         #expect(await eventually { backend.listenerCount == 0 })
     }
 
+    @Test func anActorCanIterateTheEvents() async throws {
+        actor Consumer {
+            var values: [Value] = []
+            func consume(_ node: DataNode, count: Int) async {
+                for await event in node.events() {
+                    values.append(event.value)
+                    if values.count == count { return }
+                }
+            }
+        }
+        let node = try backend.node("actor")
+        let consumer = Consumer()
+        let task = Task { await consumer.consume(node, count: 2) }
+        #expect(await eventually { backend.listenerCount == 1 })
+        try await node.set("x")
+        await task.value
+        #expect(await consumer.values.last == "x")
+    }
+
     @Test func manyChangesAreDeliveredInOrder() async throws {
         let counter = try backend.node("c")
         let events = Collector<DataEvent>()

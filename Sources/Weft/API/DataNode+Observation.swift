@@ -131,6 +131,11 @@ final class KeyPathObserver: Finishable, @unchecked Sendable {
 
     func finish() { invalidate() }
 
+    deinit {
+        watcher?.stop()
+        node.access.state.remove(self)
+    }
+
     private func noteChange(old: Value, new: Value) {
         guard isRelevant(old: old, new: new) else { return }
         let schedule = lock.withLock {
