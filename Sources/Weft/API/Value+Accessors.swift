@@ -23,5 +23,6 @@ extension Value {
 
 /// A value prints as its canonical JSON: `print(try await node.value())` shows `{"name":"Alice"}`.
 extension Value: CustomStringConvertible {
+    /// The canonical JSON text of the value.
     public var description: String { jsonString() }
 }
