@@ -67,6 +67,8 @@ let package = Package(
             dependencies: [
                 "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -109,7 +111,7 @@ let package = Package(
         .testTarget(
             name: "WeftTests",
             dependencies: [
-                "Weft", "WeftCore", "WeftStore",
+                "Weft", "WeftCore", "WeftStore", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(
                     name: "OpenCombine", package: "OpenCombine",
                     condition: .when(platforms: [.linux, .windows, .android])),

@@ -6,4 +6,18 @@ public enum WeftLimits {
     public static let transactionRetriesMax = 25
     /// Most events buffered for one subscriber before the oldest are coalesced.
     public static let subscriberEventsBufferedMax = 10_000
+    /// Most rows a replica's lazy open reads in one slice of the tree before it lets a waiting read
+    /// through (a read waits at most one slice, a few milliseconds).
+    public static let loadSliceRowsMax = 8_192
+    /// Most nodes the base may hold in a region that a replica preserves whole before an unstable op
+    /// changes it; larger regions are split into their children (see `Docs/STORAGE.md`).
+    public static let preservedRegionNodesMax = 64
+    /// Most change batches waiting for change listeners; beyond it new batches are folded into the last
+    /// waiting one, so a slow listener cannot make the queue grow without bound.
+    public static let changeBatchesQueuedMax = 1_024
+    /// Most write receipts a replica tracks for their acknowledged and stable statuses; beyond it the
+    /// oldest stop being updated after they are durable.
+    public static let receiptsTrackedMax = 1_000_000
+    /// Longest a replica's `groupCommitDelayMilliseconds` option may be.
+    public static let groupCommitDelayMillisecondsMax = 100
 }

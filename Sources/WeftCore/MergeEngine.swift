@@ -44,15 +44,25 @@ public final class MergeEngine {
     var origins: [ReplicaID: OriginLog] = [:]
 
     /// A new engine over a base (the empty tree for a new replica).
+    ///
+    /// A replica that reopens a compacted log passes the version vector of the ops folded into `base`,
+    /// so that its ``versionVector`` still counts them and the ops above them continue it without a gap.
+    ///
+    /// ```swift
+    /// let engine = MergeEngine(registry: registry, base: storedBase, frontier: frontier, baseVector: folded)
+    /// engine.apply(storedLog)
+    /// ```
     public init(
         registry: FunctionRegistry = FunctionRegistry(), base: Value = .null, frontier: Stamp? = nil,
-        capturesChanges: Bool = true
+        baseVector: VersionVector = VersionVector(), capturesChanges: Bool = true
     ) {
         self.registry = registry
         self.state = base
         self.base = base
         self.frontier = frontier
         self.capturesChanges = capturesChanges
+        self.origins = baseVector.entries.mapValues { OriginLog(contiguous: $0) }
+        precondition(baseVector.entries.isEmpty || frontier != nil, "a base vector comes with a frontier")
     }
 
     /// The value at `path`, or null.
@@ -269,6 +279,8 @@ struct OriginLog {
     var stamps: [UInt64: Stamp] = [:]
     /// Highest sequence with no gap below it.
     var contiguous: UInt64 = 0
+
+    init(contiguous: UInt64 = 0) { self.contiguous = contiguous }
 
     mutating func add(_ op: Op) {
         stamps[op.sequence] = op.stamp

@@ -198,6 +198,12 @@ public final class MemoryStore: Store, @unchecked Sendable {
 
     public func readTree(at path: Path) throws -> Value { try locked { current.tree.value(at: path) } }
 
+    public func readTreeSlice(_ reader: inout TreeSliceReader, rowsMax: Int) throws {
+        precondition(rowsMax >= 1 && !reader.isFinished, "read a positive number of rows of an unfinished tree")
+        let tree = try locked { current.tree }
+        reader.finish(with: tree)
+    }
+
     public func treeLeafCount() throws -> Int { try locked { MemoryStore.leafCount(current.tree) } }
 
     private static func leafCount(_ value: Value) -> Int {

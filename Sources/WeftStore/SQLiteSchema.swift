@@ -85,6 +85,8 @@ enum SQLiteSchema {
     static let selectNode = "SELECT path, value FROM node WHERE path = ?"
     static let selectNodeRange = "SELECT path, value FROM node WHERE path >= ? AND path < ? ORDER BY path"
     static let countNodes = "SELECT count(*) FROM node"
+    static let selectNodesFirst = "SELECT path, value FROM node ORDER BY path LIMIT ?"
+    static let selectNodesAfter = "SELECT path, value FROM node WHERE path > ? ORDER BY path LIMIT ?"
 
     static let anyOverride = "SELECT EXISTS (SELECT 1 FROM base_override)"
     static let upsertOverride = """

@@ -27,7 +27,13 @@ extension SQLiteStore {
         var tree = try SQLiteTree(db, location: path)
         for preserved in batch.basePreserves { try BaseOverlay.preserve(&tree, at: preserved) }
         if !batch.ops.isEmpty { try insert(batch.ops, into: db) }
-        for write in batch.liveTreeWrites { try tree.write(write.value, at: write.path) }
+        for write in batch.liveTreeWrites {
+            if write.replacesScalar {
+                try tree.replaceScalar(at: write.path, with: write.value)
+            } else {
+                try tree.write(write.value, at: write.path)
+            }
+        }
         for write in batch.baseWrites { try BaseOverlay.apply(write, to: &tree) }
         try writeStatuses(batch.statusChanges, to: db)
         try writePeers(batch, to: db)

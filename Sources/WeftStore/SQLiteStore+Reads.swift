@@ -82,6 +82,39 @@ extension SQLiteStore {
         try withDatabase("reading the tree") { db in try SQLiteTree(db, location: self.path).read(at: path) }
     }
 
+    public func readTreeSlice(_ reader: inout TreeSliceReader, rowsMax: Int) throws {
+        precondition(rowsMax >= 1 && !reader.isFinished, "read a positive number of rows of an unfinished tree")
+        try withDatabase("reading the tree") { db in
+            // Moved out of the reader so that adding rows never copies what was built (copy on write).
+            var builder = reader.builder ?? TreeBuilder(path: .root, location: path)
+            reader.builder = nil
+            let select: SQLiteStatement
+            if let last = reader.lastText {
+                select = try SQLiteStatement(db, SQLiteSchema.selectNodesAfter)
+                select.bind(1, last)
+                select.bind(2, Int64(rowsMax))
+            } else {
+                select = try SQLiteStatement(db, SQLiteSchema.selectNodesFirst)
+                select.bind(1, Int64(rowsMax))
+            }
+            var count = 0
+            var last: String?
+            try select.forEachRow {
+                let encoded = select.blob(1)
+                try select.withText(0) { try builder.add(text: $0, encoded: encoded) }
+                count += 1
+                if count == rowsMax { last = select.text(0) }
+            }
+            reader.builder = builder
+            reader.rowsRead += count
+            if let last {
+                reader.lastText = last
+            } else {
+                reader.finish()
+            }
+        }
+    }
+
     public func treeLeafCount() throws -> Int {
         try withDatabase("counting tree leaves") { db in try SQLiteTree(db, location: path).leafCount() }
     }

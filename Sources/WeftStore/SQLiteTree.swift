@@ -114,6 +114,22 @@ final class SQLiteTree {
         }
     }
 
+    /// Replaces the scalar row at `path` with `value` (a scalar), or deletes it (null): one statement.
+    /// The caller knows the tree holds a scalar there (see ``StoreBatch/TreeWrite/replacesScalar``).
+    func replaceScalar(at path: Path, with value: Value) throws {
+        precondition(!value.isObject, "a scalar row holds a scalar")
+        let text = TreeRows.text(path)
+        if value.isNull {
+            rowless.insert(text)
+            try deleteRow(text)
+            return
+        }
+        rowless.remove(text)
+        upsertNode.bind(1, text)
+        upsertNode.bind(2, OpCodec.encode(value))
+        try upsertNode.run()
+    }
+
     private func deleteRow(_ text: String) throws {
         deleteNode.bind(1, text)
         try deleteNode.run()

@@ -68,6 +68,14 @@ public protocol Store: AnyObject, Sendable {
     /// - Throws: ``StoreError/corrupt(path:reason:)`` and I/O errors.
     func readTree(at path: Path) throws -> Value
 
+    /// Reads the next slice of at most `rowsMax` rows of the whole tree into `reader`, which is
+    /// finished after the last one (see ``TreeSliceReader``). Other calls may run between slices;
+    /// commits must not.
+    ///
+    /// - Precondition: `rowsMax >= 1` and `reader` is not finished.
+    /// - Throws: ``StoreError/corrupt(path:reason:)`` and I/O errors.
+    func readTreeSlice(_ reader: inout TreeSliceReader, rowsMax: Int) throws
+
     /// Number of scalar leaves in the materialized tree (one stored row each).
     func treeLeafCount() throws -> Int
 

@@ -26,11 +26,21 @@ public struct StoreBatch: Sendable, Hashable {
         public var path: Path
         /// The new subtree.
         public var value: Value
+        /// The writer knows that, when this write applies, the tree holds a scalar at `path` (so its
+        /// ancestors are objects and it has no descendants), and `value` is a scalar or null: the write
+        /// then touches one row. The engine knows it from the old value of the change it writes.
+        public var replacesScalar: Bool
 
         /// A write of `value` at `path`.
-        public init(path: Path, value: Value) {
+        ///
+        /// ```swift
+        /// StoreBatch.TreeWrite(path: try Path("/users/alice/score"), value: .int(43), replacesScalar: true)
+        /// ```
+        public init(path: Path, value: Value, replacesScalar: Bool = false) {
+            precondition(!replacesScalar || !value.isObject, "only a scalar or null replaces a scalar in one row")
             self.path = path
             self.value = value
+            self.replacesScalar = replacesScalar
         }
     }
 
@@ -115,13 +125,21 @@ extension StoreBatch {
     /// scalars that an earlier non-null write below it removed above it, so that earlier write stays.)
     ///
     /// A group commit in which many ops touch the same nodes then writes each node once.
+    ///
+    /// Writes that replace a scalar (one row each) are kept as they are and cover nothing: their writer
+    /// drops the ones a later write at the same path replaces, at less cost than this pass.
     var liveTreeWrites: [TreeWrite] {
         guard treeWrites.count > 1 else { return treeWrites }
+        guard treeWrites.contains(where: { !$0.replacesScalar }) else { return treeWrites }
         var laterAny = Set<String>()
         var laterNonNull = Set<String>()
         var live: [TreeWrite] = []
         live.reserveCapacity(treeWrites.count)
         for write in treeWrites.reversed() {
+            if write.replacesScalar {
+                live.append(write)
+                continue
+            }
             let chain = TreeRows.chainTexts(write.path)
             let covering = write.value.isNull ? laterAny : laterNonNull
             if chain.contains(where: covering.contains) { continue }

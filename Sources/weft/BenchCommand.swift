@@ -2,14 +2,14 @@ import ArgumentParser
 import Foundation
 
 /// `weft bench SUITE`: prints figures and their ratio to a baseline measured in the same run.
-struct BenchCommand: ParsableCommand {
+struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure Weft's speed; every figure comes with a baseline measured in the same run."
     )
 
     enum Suite: String, ExpressibleByArgument, CaseIterable {
-        case merge, all
+        case merge, write, open, all
     }
 
     @Argument(help: "Suite to run: \(Suite.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -17,6 +17,15 @@ struct BenchCommand: ParsableCommand {
 
     @Option(help: "Number of ops (merge).")
     var ops: Int = 1_000_000
+
+    @Option(help: "Number of durable writes with group commit (write).")
+    var writeOps: Int = 400_000
+
+    @Option(help: "Number of writes each waited for, one commit each, with full durability (write).")
+    var syncedOps: Int = 300
+
+    @Option(help: "Number of users of 10 fields in the database opened (open): 100000 makes 1.1M nodes.")
+    var users: Int = 100_000
 
     @Option(help: "Seed of the generated workload.")
     var seed: UInt64 = 1
@@ -31,15 +40,24 @@ struct BenchCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        guard ops > 0 else { throw ValidationError("--ops must be positive") }
+        guard ops > 0, writeOps > 0, syncedOps > 0 else { throw ValidationError("counts must be positive") }
+        guard users >= 10 else { throw ValidationError("--users must be at least 10") }
         guard replicas >= 1 else { throw ValidationError("--replicas must be at least 1") }
     }
 
-    func run() throws {
+    func run() async throws {
         let progress = BenchProgress(quiet: false)
         var measurements: [Measurement] = []
         if suite == .merge || suite == .all {
-            measurements += MergeBench.run(MergeBench.Options(ops: ops, replicas: replicas, seed: seed, fullShuffle: fullShuffle), progress: progress)
+            let options = MergeBench.Options(ops: ops, replicas: replicas, seed: seed, fullShuffle: fullShuffle)
+            measurements += MergeBench.run(options, progress: progress)
+        }
+        if suite == .write || suite == .all {
+            let options = WriteBench.Options(ops: writeOps, syncedOps: syncedOps, seed: seed)
+            measurements += try await WriteBench.run(options, progress: progress)
+        }
+        if suite == .open || suite == .all {
+            measurements += try await OpenBench.run(OpenBench.Options(users: users), progress: progress)
         }
         print(json ? try MeasurementPrinter.json(measurements) : MeasurementPrinter.table(measurements))
     }

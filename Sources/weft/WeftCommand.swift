@@ -6,6 +6,6 @@ struct WeftCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "weft",
         abstract: "Weft: an offline-first replication engine for JSON trees.",
-        subcommands: [BenchCommand.self]
+        subcommands: [BenchCommand.self, CrashWriterCommand.self]
     )
 }

@@ -109,6 +109,66 @@ import WeftCore
         }
     }
 
+    @Test(arguments: StoreKind.allCases)
+    func writesThatReplaceAScalarTouchOneRowAndLandAsFullWritesWould(kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        try fixture.store.commit(
+            Sample.treeBatch([("/u/a/score", .int(1)), ("/u/b/score", .int(2)), ("/u/c", .string("c"))]))
+        var batch = StoreBatch()
+        batch.treeWrites = [
+            .init(path: Sample.path("/u/a/score"), value: .int(10), replacesScalar: true),
+            .init(path: Sample.path("/u/a/score"), value: .int(11), replacesScalar: true),
+            .init(path: Sample.path("/u/b/score"), value: .null, replacesScalar: true),
+            .init(path: Sample.path("/u/c"), value: .bool(true), replacesScalar: true),
+            // A full write below a scalar that a fast write just replaced, then a fast write over it.
+            .init(path: Sample.path("/u/c/x"), value: .int(5)),
+            .init(path: Sample.path("/u/c/x"), value: .int(6), replacesScalar: true),
+            // A full write covering earlier fast writes drops them, and still lands right.
+            .init(path: Sample.path("/v/k"), value: .int(1)),
+            .init(path: Sample.path("/v/k"), value: .int(2), replacesScalar: true),
+            .init(path: Sample.path("/v"), value: Sample.json(#"{"k":3,"j":4}"#)),
+        ]
+        try fixture.store.commit(batch)
+        let expected = Sample.json(#"{"u":{"a":{"score":11},"c":{"x":6}},"v":{"k":3,"j":4}}"#)
+        #expect(try fixture.store.readTree() == expected)
+        #expect(try fixture.store.treeLeafCount() == 4)
+        try fixture.reopen()
+        #expect(try fixture.store.readTree() == expected)
+    }
+
+    @Test(arguments: StoreKind.allCases, [1, 2, 3, 1000] as [Int])
+    func aTreeReadInSlicesEqualsTheTreeReadWhole(kind: StoreKind, rowsMax: Int) throws {
+        let fixture = try StoreFixture(kind)
+        var empty = TreeSliceReader()
+        try fixture.store.readTreeSlice(&empty, rowsMax: rowsMax)
+        #expect(empty.isFinished && empty.tree == .null)
+
+        try fixture.store.commit(
+            Sample.treeBatch([
+                ("/a", Sample.json(#"{"b":1,"c":{"d":"x","e":[1,2]}}"#)), ("/a0", .int(2)), ("/a-b", .int(3)),
+                ("/a b", Sample.json(#"{"z":true}"#)), ("/z", .string("last")),
+            ]))
+        var reader = TreeSliceReader()
+        var slices = 0
+        while !reader.isFinished {
+            // A subtree read between slices sees the whole tree and leaves the slice read intact.
+            #expect(try fixture.store.readTree(at: Sample.path("/a/c/d")) == .string("x"))
+            try fixture.store.readTreeSlice(&reader, rowsMax: rowsMax)
+            slices += 1
+        }
+        #expect(reader.tree == (try fixture.store.readTree()))
+        if kind == .sqlite {
+            #expect(reader.rowsRead == 8)
+            #expect(slices == 8 / rowsMax + 1)
+        }
+
+        // A scalar root is one row.
+        try fixture.store.commit(Sample.treeBatch([("/", .int(7))]))
+        var scalar = TreeSliceReader()
+        while !scalar.isFinished { try fixture.store.readTreeSlice(&scalar, rowsMax: rowsMax) }
+        #expect(scalar.tree == .int(7))
+    }
+
     private func randomValue(depth: Int, using generator: inout SeededGenerator) -> Value {
         switch Int.random(in: 0..<(depth > 0 ? 6 : 5), using: &generator) {
         case 0: return .null

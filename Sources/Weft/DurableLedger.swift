@@ -1,0 +1,34 @@
+import WeftCore
+
+/// Which ops are durable: for each origin, the highest sequence committed with no gap below it.
+///
+/// ```swift
+/// var ledger = DurableLedger(vector: loaded)
+/// ledger.add(origin: peer, sequence: 8)   // 7 not yet committed: waits above the vector
+/// ledger.add(origin: peer, sequence: 7)   // the vector now covers 8
+/// ```
+struct DurableLedger: Sendable {
+    /// The gap-free prefix of committed ops, per origin.
+    private(set) var vector: VersionVector
+    /// Committed sequences above a gap, per origin.
+    private var above: [ReplicaID: Set<UInt64>] = [:]
+
+    init(vector: VersionVector = VersionVector()) { self.vector = vector }
+
+    /// Records the op `sequence` of `origin` as committed.
+    mutating func add(origin: ReplicaID, sequence: UInt64) {
+        let current = vector[origin]
+        guard sequence > current else { return }
+        guard sequence == current + 1 else {
+            above[origin, default: []].insert(sequence)
+            return
+        }
+        var reached = sequence
+        if var waiting = above[origin] {
+            while waiting.remove(reached + 1) != nil { reached += 1 }
+            above[origin] = waiting.isEmpty ? nil : waiting
+        }
+        vector.advance(origin: origin, to: reached)
+        precondition(vector[origin] == reached, "the durable vector moves forward")
+    }
+}

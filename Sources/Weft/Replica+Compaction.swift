@@ -1,0 +1,105 @@
+import Foundation
+import WeftCore
+import WeftStore
+
+// Compaction: the ops up to the stable frontier are folded into the base, in memory and in the file,
+// and dropped from the log.
+
+/// What a compaction did.
+///
+/// ```swift
+/// let report = try await replica.compact()
+/// print(report.opsFolded, report.bytesBefore, "→", report.bytesAfter)
+/// ```
+public struct CompactionReport: Sendable, Hashable {
+    /// Ops folded into the base and dropped from the log.
+    public var opsFolded: Int
+    /// The frontier the log now starts after; nil when nothing was stable.
+    public var frontier: Stamp?
+    /// Bytes on disk before and after (write-ahead log included).
+    public var bytesBefore: Int
+    public var bytesAfter: Int
+}
+
+extension Replica {
+    /// Folds every op up to the frontier given to ``markStable(through:)`` into the compacted base and
+    /// drops them from the log. The state and its digest do not change. With `vacuum`, the file is then
+    /// rebuilt without its free pages, so it shrinks (this holds the committer for as long as the file
+    /// takes to copy).
+    ///
+    /// ```swift
+    /// replica.markStable(through: frontier)
+    /// let report = try await replica.compact()
+    /// ```
+    /// - Throws: `WeftError` with code `shutDown`, or the code of a failed commit or vacuum.
+    @discardableResult
+    public func compact(vacuum: Bool = true) async throws -> CompactionReport {
+        try await flush()
+        let bytesBefore = try bytesOnDisk()
+        let (folded, frontier) = try queueCompaction(vacuum: vacuum)
+        try await flush()
+        if let failure = committer.takeMaintenanceFailure() { throw failure }
+        return CompactionReport(
+            opsFolded: folded, frontier: frontier, bytesBefore: bytesBefore, bytesAfter: try bytesOnDisk())
+    }
+
+    /// Compacts the engine and queues the compaction's commit, alone: it reads the store's overrides,
+    /// so nothing may be queued or committing, and nothing else is queued while the lock is held.
+    private func queueCompaction(vacuum: Bool) throws -> (folded: Int, frontier: Stamp?) {
+        condition.lock()
+        defer { condition.unlock() }
+        let engine = try writableEngine()
+        guard let frontier = stableFrontier, engine.frontier.map({ frontier > $0 }) ?? true else {
+            return (0, engine.frontier)
+        }
+        try committer.waitUntilIdle()
+        let overrides: [BaseOverride]
+        do {
+            overrides = try store.baseOverrides()
+        } catch {
+            throw WeftError.wrapping(error)
+        }
+        for op in engine.sortedOps() where op.stamp <= frontier && engine.outcome(of: op.stamp) != .waiting {
+            baseVector.advance(origin: op.origin, to: op.sequence)
+        }
+        let folded = engine.compact(upTo: frontier)
+        var entry = CommitEntry(clockTime: clock.lastTime)
+        entry.frontier = frontier
+        entry.baseWrites = baseWrites(for: overrides, engine: engine)
+        entry.peerVectors = [replicaID: baseVector]
+        entry.statusChanges = stableThrough > 0 ? [.stableThrough(sequence: stableThrough)] : []
+        entry.maintenance = vacuum ? .vacuum : .checkpoint
+        committer.enqueue(entry)
+        return (folded, frontier)
+    }
+
+    /// The base writes that bring the store's overrides to the engine's new base, and the regions they
+    /// leave. An override whose base now equals the state is released (the tree is the base there); a
+    /// large one is split into its children, so that later compactions rewrite small values.
+    private func baseWrites(for overrides: [BaseOverride], engine: MergeEngine) -> [StoreBatch.BaseWrite] {
+        regions.removeAll()
+        guard engine.opCount > 0 else { return overrides.isEmpty ? [] : [.releaseAll] }
+        var writes: [StoreBatch.BaseWrite] = []
+        for override in overrides {
+            let base = engine.base.value(at: override.path)
+            let state = engine.state.value(at: override.path)
+            if base == state {
+                writes.append(.release(override.path))
+                continue
+            }
+            let large = base.nodeCount(atMost: WeftLimits.preservedRegionNodesMax) > WeftLimits.preservedRegionNodesMax
+            guard large, case .object(let baseChildren) = base, case .object(let stateChildren) = state else {
+                writes.append(.set(override.path, base))
+                regions.insert(override.path)
+                continue
+            }
+            writes.append(.release(override.path))
+            for key in Set(baseChildren.keys).union(stateChildren.keys) where baseChildren[key] != stateChildren[key] {
+                guard let child = try? override.path.child(key) else { continue }
+                writes.append(.set(child, baseChildren[key] ?? .null))
+                regions.insert(child)
+            }
+        }
+        return writes
+    }
+}

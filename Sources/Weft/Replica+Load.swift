@@ -1,0 +1,122 @@
+import Foundation
+import WeftCore
+import WeftStore
+
+// The lazy load: the tree, the base overrides and the log are read in slices on a background thread,
+// letting reads of the file through between slices, then replayed into the merge engine.
+
+extension Replica {
+    /// What a load read from the store.
+    struct Loaded {
+        var base: Value
+        var ops: [Op]
+        var frontier: Stamp?
+        var baseVector: VersionVector
+        var overridePaths: [Path]
+        var ownSequenceMax: UInt64
+    }
+
+    /// Starts the background load.
+    func startLoading() {
+        let thread = Thread { [self] in load() }
+        thread.name = "weft.load"
+        thread.start()
+    }
+
+    private func load() {
+        let result: Result<MergeEngine, WeftError>
+        var loaded: Loaded?
+        do {
+            let read = try readStore()
+            loaded = read
+            let functions = condition.withLock { (registry: registry(), known: registrations.count) }
+            let engine = MergeEngine(
+                registry: functions.registry, base: read.base, frontier: read.frontier, baseVector: read.baseVector,
+                capturesChanges: false)
+            engine.apply(read.ops)
+            engine.capturesChanges = true
+            result = .success(engine)
+            install(engine, loaded: read, registrationsKnown: functions.known)
+        } catch {
+            result = .failure(WeftError.wrapping(error))
+        }
+        let waiters: [CheckedContinuation<Void, Never>] = condition.withLock {
+            if case .failure(let error) = result { phase = .failed(error) }
+            if loaded == nil, case .loading = phase { phase = .failed(WeftError(.storage, "the load failed")) }
+            condition.broadcast()
+            defer { loadWaiters = [] }
+            return loadWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// The registry of every function known now. Call with `condition` held.
+    func registry() -> FunctionRegistry {
+        var registry = options.functions
+        for registration in registrations {
+            registry.register(name: registration.name, version: registration.version, registration.function)
+        }
+        return registry
+    }
+
+    /// Reads the tree, the overrides and the log, a slice at a time.
+    private func readStore() throws -> Loaded {
+        let overrides = try store.baseOverrides()
+        var base: Value
+        if let root = overrides.first(where: { $0.path.isRoot }) {
+            // The base differs from the tree everywhere: the tree is not needed.
+            base = root.value
+        } else {
+            var reader = TreeSliceReader()
+            while !reader.isFinished {
+                letWaitingReadersThrough()
+                try store.readTreeSlice(&reader, rowsMax: WeftLimits.loadSliceRowsMax)
+            }
+            base = reader.tree
+            for override in overrides { base.write(override.value, at: override.path) }
+        }
+        var ops: [Op] = []
+        var ownSequenceMax: UInt64 = 0
+        var after: Stamp?
+        while true {
+            letWaitingReadersThrough()
+            let page = try store.ops(after: after, limit: StoreLimits.opsPerQueryMax)
+            for stored in page {
+                ops.append(stored.op)
+                if stored.op.origin == replicaID { ownSequenceMax = max(ownSequenceMax, stored.op.sequence) }
+            }
+            guard page.count == StoreLimits.opsPerQueryMax, let last = page.last else { break }
+            after = last.op.stamp
+        }
+        let frontier = store.logMarks.frontier
+        let baseVector = frontier == nil ? VersionVector() : (try store.peerVectors()[replicaID] ?? VersionVector())
+        return Loaded(
+            base: base, ops: ops, frontier: frontier, baseVector: baseVector, overridePaths: overrides.map(\.path),
+            ownSequenceMax: ownSequenceMax)
+    }
+
+    /// Waits while reads of the file are waiting for the store, so that a read waits one slice at most.
+    private func letWaitingReadersThrough() {
+        condition.lock()
+        while storeReadersWaiting > 0 { condition.wait() }
+        condition.unlock()
+    }
+
+    /// Makes the loaded engine the replica's, and learns the functions registered during the load.
+    private func install(_ engine: MergeEngine, loaded: Loaded, registrationsKnown: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        for path in loaded.overridePaths { regions.insert(path) }
+        baseVector = loaded.baseVector
+        nextSequence =
+            max(loaded.ownSequenceMax, stableThrough, acknowledgedThrough, loaded.baseVector[replicaID]) + 1
+        committer.setDurable(engine.versionVector)
+        self.engine = engine
+        phase = .ready
+        for registration in registrations[registrationsKnown...] {
+            let report = engine.register(
+                name: registration.name, version: registration.version, registration.function)
+            record(report, records: [], receipts: [], isLocalPending: false, engine: engine)
+        }
+    }
+}

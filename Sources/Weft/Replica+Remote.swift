@@ -1,0 +1,159 @@
+import Foundation
+import WeftCore
+import WeftStore
+
+// The door of the sync layer: remote ops in, our log out, acknowledgement and stability marks.
+
+extension Replica {
+    /// Merges ops received from another replica: their stamps are checked against the clock (a stamp
+    /// too far in the future refuses the whole call), the merge engine applies them in any order, the
+    /// listeners hear of the changes (`isLocalPending: false`), and group commit makes them durable.
+    ///
+    /// ```swift
+    /// let report = try replica.applyRemote(opsFromPeer)
+    /// report.duplicates   // ops already known change nothing
+    /// ```
+    /// - Returns: what changed, the outcome of each new op and the revised outcomes of earlier ops; the
+    ///   receipts of our ops whose outcome became a rejection are rejected.
+    /// - Throws: `WeftError` with code `clockRefused` (drift), `sync` (an op claims the place of
+    ///   another op of the same origin), `shutDown`, or the code of a failed commit or load.
+    @discardableResult
+    public func applyRemote(_ ops: [Op]) throws -> ApplyReport {
+        var total = ApplyReport()
+        var start = 0
+        while start < ops.count {
+            let end = min(ops.count, start + options.groupCommitOpsMax)
+            let report = try applyRemoteChunk(ops[start..<end], checkingAll: start == 0 ? ops : [])
+            total.changes += report.changes
+            total.outcomes.merge(report.outcomes) { $1 }
+            total.duplicates += report.duplicates
+            total.refused += report.refused
+            start = end
+        }
+        return total
+    }
+
+    /// Applies one chunk of at most one group commit of ops. The first chunk checks every op of the
+    /// call first, so that a refused call changes nothing.
+    private func applyRemoteChunk(_ chunk: ArraySlice<Op>, checkingAll all: [Op]) throws -> ApplyReport {
+        committer.waitForSpace()
+        condition.lock()
+        defer { condition.unlock() }
+        let engine = try writableEngine()
+        try check(all, engine: engine)
+        let wall = options.wallClockMillis()
+        var fresh: [Op] = []
+        var seen = Set<Stamp>()
+        for op in chunk {
+            do {
+                try clock.receive(op.stamp, wallMillis: wall)
+            } catch {
+                throw WeftError.wrapping(error)
+            }
+            if op.origin == replicaID { nextSequence = max(nextSequence, op.sequence + 1) }
+            if !engine.contains(op.stamp), seen.insert(op.stamp).inserted { fresh.append(op) }
+        }
+        let report = engine.apply(Array(chunk))
+        var records: [OpRecord] = []
+        records.reserveCapacity(fresh.count)
+        for op in fresh {
+            guard let outcome = report.outcomes[op.stamp] else { continue }  // refused: below the frontier
+            var status: OpStatus?
+            if op.origin == replicaID {
+                if case .rejected = outcome { status = .rejected } else { status = .durable }
+            }
+            records.append(OpRecord(op, status: status))
+        }
+        record(report, records: records, receipts: [], isLocalPending: false, engine: engine)
+        return report
+    }
+
+    /// Refuses ops stamped too far in the future and ops that claim the place of another op of their
+    /// origin (two replicas sharing an id), before anything is applied. Call with `condition` held.
+    private func check(_ ops: [Op], engine: MergeEngine) throws {
+        guard !ops.isEmpty else { return }
+        let wall = options.wallClockMillis()
+        for op in ops {
+            do {
+                try clock.check(op.stamp, wallMillis: wall)
+            } catch {
+                throw WeftError.wrapping(error)
+            }
+            if let placed = engine.ops(from: op.origin, after: op.sequence - 1, limit: 1).first,
+                placed.stamp != op.stamp
+            {
+                throw WeftError(
+                    .sync,
+                    "op \(op.sequence) of replica \(op.origin) arrived with stamp \(op.stamp.text), but this replica "
+                        + "holds it with stamp \(placed.stamp.text); two replicas share the id \(op.origin)")
+            }
+        }
+    }
+
+    /// The ops of `origin` after `sequence`, in sequence order, at most `limit`, stopping at the first
+    /// gap. Our own ops are given only once durable, so that an op that leaves the machine survives a
+    /// crash. Compacted ops are gone: a peer that needs them gets a snapshot.
+    ///
+    /// ```swift
+    /// let tail = replica.ops(from: peer, after: peerVector[peer], limit: 512)
+    /// ```
+    public func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) -> [Op] {
+        guard limit > 0 else { return [] }
+        condition.lock()
+        defer { condition.unlock() }
+        waitForLoad()
+        guard let engine else { return [] }
+        var ops = engine.ops(from: origin, after: sequence, limit: limit)
+        if origin == replicaID {
+            let durable = committer.durableVector[origin]
+            ops = ops.filter { $0.sequence <= durable }
+        }
+        return ops
+    }
+
+    /// Marks our ops covered by `vector` as acknowledged (by the hub, or by enough peers).
+    ///
+    /// ```swift
+    /// replica.markAcknowledged(through: ackFromHub)
+    /// ```
+    public func markAcknowledged(through vector: VersionVector) {
+        let sequence = vector[replicaID]
+        condition.lock()
+        defer { condition.unlock() }
+        guard sequence > acknowledgedThrough, !isShuttingDown, engine != nil, committer.failed == nil else { return }
+        acknowledgedThrough = sequence
+        var entry = CommitEntry(clockTime: clock.lastTime)
+        entry.statusChanges = [.acknowledgedThrough(sequence: sequence)]
+        committer.enqueue(entry)
+        receipts.advance(through: sequence, to: .acknowledged)
+    }
+
+    /// Marks every op stamped at or below `frontier` as stable: every member of the group has it. Our
+    /// ops up to it become stable, and ``compact(vacuum:)`` may fold them into the base.
+    ///
+    /// ```swift
+    /// replica.markStable(through: membershipFrontier)
+    /// ```
+    public func markStable(through frontier: Stamp) {
+        condition.lock()
+        defer { condition.unlock() }
+        waitForLoad()
+        guard let engine, !isShuttingDown, committer.failed == nil else { return }
+        if let stableFrontier, frontier <= stableFrontier { return }
+        stableFrontier = frontier
+        var sequence = stableThrough
+        while true {
+            let page = engine.ops(from: replicaID, after: sequence, limit: StoreLimits.opsPerQueryMax)
+            let below = page.prefix { $0.stamp <= frontier }
+            sequence = below.last?.sequence ?? sequence
+            if below.count < page.count || page.count < StoreLimits.opsPerQueryMax { break }
+        }
+        guard sequence > stableThrough else { return }
+        stableThrough = sequence
+        acknowledgedThrough = max(acknowledgedThrough, sequence)
+        var entry = CommitEntry(clockTime: clock.lastTime)
+        entry.statusChanges = [.stableThrough(sequence: sequence)]
+        committer.enqueue(entry)
+        receipts.advance(through: sequence, to: .stable)
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Testing
+import WeftCore
+import WeftStore
+
+@testable import Weft
+
+/// Compaction: stable ops fold into the base, in memory and in the file, without changing the state.
+@Suite(.timeLimit(.minutes(1))) struct ReplicaCompactionTests {
+    @Test(arguments: ReplicaKind.allCases)
+    func compactionKeepsTheStateAndDigestAndShrinksTheFile(kind: ReplicaKind) async throws {
+        let fixture = try ReplicaFixture(kind)
+        let replica = fixture.replica
+        let payload = Value.string(String(repeating: "p", count: 300))
+        var last: WriteReceipt?
+        for index in 0..<3_000 {
+            last = try replica.submit(path: Sample.path("/docs/d\(index % 20)/body"), kind: .set(payload))
+            try replica.submit(path: Sample.path("/counters/c\(index % 3)"), kind: .increment(by: .int(1), from: .int(0)))
+        }
+        try await replica.flush()
+        let digest = replica.digest
+        let vector = replica.versionVector
+
+        replica.markStable(through: try #require(last).stamp)
+        let report = try await replica.compact()
+        #expect(report.opsFolded == 5_999)
+        #expect(report.bytesAfter < report.bytesBefore / 10, "\(report.bytesBefore) → \(report.bytesAfter) bytes")
+        #expect(replica.digest == digest)
+        #expect(replica.versionVector == vector)
+        #expect(replica.ops(from: replica.replicaID, after: 0, limit: 10).isEmpty, "compacted ops are gone")
+        #expect(replica.ops(from: replica.replicaID, after: 5_999, limit: 10).map(\.sequence) == [6_000])
+
+        try await fixture.reopen()
+        let reopened = fixture.replica
+        #expect(reopened.digest == digest)
+        #expect(reopened.versionVector == vector, "the version vector of the base is kept")
+        let next = try reopened.submit(path: Sample.path("/counters/c0"), kind: .increment(by: .int(1), from: .int(0)))
+        #expect(reopened.versionVector[reopened.replicaID] == 6_001)
+        try await next.wait(for: .durable)
+        #expect(reopened.value(at: Sample.path("/counters/c0")) == .int(1_001))
+        await reopened.shutdown()
+        let store = try fixture.openStore()
+        #expect(try store.opCount() == 2)
+        #expect(try Sample.foldOfStore(store) == (try store.readTree()))
+        try store.close()
+        await fixture.finish()
+    }
+
+    /// Ops above the frontier keep their effect on top of the new base, whatever order they came in.
+    @Test(arguments: ReplicaKind.allCases, [1, 2] as [UInt64])
+    func aCompactionInTheMiddleOfTheLogKeepsWhatFollowsReplayable(kind: ReplicaKind, seed: UInt64) async throws {
+        let fixture = try ReplicaFixture(kind, seed: seed + 100)
+        let replica = fixture.replica
+        var workload = Workload(seed: seed, replicas: 3)
+        var generator = SeededGenerator(seed: seed &* 13)
+        fixture.clock.now = 1_700_000_100_000
+        var delivered: [Op] = []
+        for round in 0..<12 {
+            var ops = (0..<40).map { _ in workload.next() }
+            ops.shuffle(using: &generator)
+            delivered += ops
+            try replica.applyRemote(ops)
+            for index in 0..<5 {
+                let path = Sample.path("/local/r\(index)")
+                let kind = OpKind.increment(by: .int(1), from: .int(0))
+                let receipt = try replica.submit(path: path, kind: kind)
+                delivered.append(Op(stamp: receipt.stamp, sequence: UInt64(round * 5 + index + 1), path: path, kind: kind))
+            }
+            if round % 4 == 3 {
+                let stamps = delivered.map(\.stamp).sorted()  // the middle of what this replica knows
+                replica.markStable(through: stamps[stamps.count / 2])
+                try await replica.compact(vacuum: round == 11)
+            }
+        }
+        let state = replica.snapshot()
+        #expect(state == ReferenceFold.fold(delivered, registry: Workload.registry).state)
+        await replica.shutdown()
+        let store = try fixture.openStore()
+        #expect(try store.readTree() == state)
+        #expect(try Sample.foldOfStore(store) == state, "base plus log folds to the tree")
+        try store.close()
+
+        let reopened = try fixture.open()
+        #expect(reopened.snapshot() == state)
+        // A late op above the frontier still merges where the fold says.
+        let late = workload.next()
+        try reopened.applyRemote([late])
+        #expect(reopened.snapshot() == ReferenceFold.fold(delivered + [late], registry: Workload.registry).state)
+        await reopened.shutdown()
+        await fixture.finish()
+    }
+
+    @Test(arguments: ReplicaKind.allCases)
+    func nothingIsCompactedBeforeAFrontierIsStable(kind: ReplicaKind) async throws {
+        let fixture = try ReplicaFixture(kind)
+        try fixture.replica.submit(path: Sample.path("/a"), kind: .set(.int(1)))
+        let report = try await fixture.replica.compact()
+        #expect(report.opsFolded == 0)
+        #expect(report.frontier == nil)
+        await fixture.finish()
+    }
+
+    @Test func regionsChosenForABigBaseStaySmall() throws {
+        var base = Value.null
+        for user in 0..<500 { base.write(Sample.json(#"{"a":1,"b":2}"#), at: Sample.path("/users/u\(user)")) }
+        base.write(.int(1), at: Sample.path("/small"))
+        let regions = PreservedRegions()
+        #expect(regions.claim(Sample.path("/users/u3/a"), base: base) == Sample.path("/users/u3"))
+        #expect(regions.claim(Sample.path("/users/u3/b"), base: base) == nil)
+        #expect(regions.claim(Sample.path("/small/x"), base: base) == Sample.path("/small"))
+        #expect(regions.claim(Sample.path("/new/deep/path"), base: base) == Sample.path("/new"))
+        #expect(regions.claim(Sample.path("/users"), base: base) == Sample.path("/users"))
+        #expect(regions.covers(Sample.path("/users/u400/a")))
+        let empty = PreservedRegions()
+        #expect(empty.claim(Sample.path("/a/b/c"), base: .null) == .root)
+        #expect(empty.covers(Sample.path("/anything")))
+    }
+}

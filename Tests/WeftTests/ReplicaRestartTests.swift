@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+import WeftCore
+import WeftStore
+
+@testable import Weft
+
+/// Restarting a replica: state, clock, sequences, and the lazy load of a reopened file.
+@Suite(.timeLimit(.minutes(1))) struct ReplicaRestartTests {
+    @Test(arguments: ReplicaKind.allCases)
+    func aReopenedReplicaHasTheSameStateVersionVectorAndDigest(kind: ReplicaKind) async throws {
+        let fixture = try ReplicaFixture(kind)
+        var workload = Workload(seed: 3, replicas: 3)
+        var remote: [Op] = []
+        for round in 0..<20 {
+            for index in 0..<10 {
+                try fixture.replica.submit(
+                    path: Sample.path("/mine/r\(round % 4)/k\(index % 3)"), kind: .increment(by: .int(1), from: .int(0)))
+            }
+            remote += (0..<10).map { _ in workload.next() }
+            fixture.clock.advance(by: 3)
+        }
+        var generator = SeededGenerator(seed: 99)
+        remote.shuffle(using: &generator)
+        try fixture.replica.applyRemote(remote)
+        let before = (state: fixture.replica.snapshot(), vector: fixture.replica.versionVector)
+        let id = fixture.replica.replicaID
+
+        try await fixture.reopen()
+        let replica = fixture.replica
+        #expect(replica.replicaID == id)
+        #expect(replica.snapshot() == before.state)
+        #expect(replica.versionVector == before.vector)
+        #expect(replica.durableVersionVector == before.vector)
+        #expect(replica.digest == StateDigest(of: before.state))
+
+        let next = try replica.submit(path: Sample.path("/mine/after"), kind: .set(.bool(true)))
+        #expect(replica.versionVector[id] == 201)
+        try await next.wait(for: .durable)
+        #expect(replica.ops(from: id, after: 200, limit: 5).map(\.stamp) == [next.stamp])
+        await fixture.finish()
+    }
+
+    @Test(arguments: ReplicaKind.allCases)
+    func theClockStaysMonotonicAfterARestartWithTheWallClockSetBack(kind: ReplicaKind) async throws {
+        let fixture = try ReplicaFixture(kind)
+        fixture.clock.now = 1_800_000_000_000
+        let late = try fixture.replica.submit(path: Sample.path("/a"), kind: .set(.int(1)))
+        let remote = Sample.remote(9, sequence: 1, millis: 1_800_000_030_000, path: "/b", .set(.int(2)))
+        try fixture.replica.applyRemote([remote])
+
+        fixture.clock.now = 1_700_000_000_000
+        try await fixture.reopen()
+        let after = try fixture.replica.submit(path: Sample.path("/a"), kind: .set(.int(3)))
+        #expect(after.stamp > late.stamp)
+        #expect(after.stamp > remote.stamp, "the clock remembers the greatest stamp seen, not only made")
+        let key = try fixture.replica.reservePushKey()
+        try await fixture.reopen()
+        let pushed = try fixture.replica.submitPush(parent: Sample.path("/chat"), value: .int(1))
+        #expect(pushed.key > key, "a reserved push key is remembered across a restart")
+        #expect(fixture.replica.value(at: Sample.path("/a")) == .int(3))
+        await fixture.finish()
+    }
+
+    @Test(arguments: ReplicaKind.allCases)
+    func readsBeforeTheLoadEndComeFromTheFileAndWritesWaitForIt(kind: ReplicaKind) async throws {
+        let fixture = try ReplicaFixture(kind)
+        for user in 0..<50 {
+            try fixture.replica.submit(
+                path: Sample.path("/users/u\(user)"), kind: .set(Sample.json(#"{"name":"n\#(user)","score":\#(user)}"#)))
+        }
+        await fixture.replica.shutdown()
+        let gate = GatedStore(try fixture.openStore())
+        gate.loadGate.close()
+        let replica = try Replica.open(store: gate, options: fixture.options)
+        #expect(!replica.isLoaded)
+        #expect(replica.value(at: Sample.path("/users/u7/score")) == .int(7))
+        #expect(replica.value(at: Sample.path("/users/u49")) == Sample.json(#"{"name":"n49","score":49}"#))
+        #expect(!replica.isLoaded)
+
+        let written = Counter()
+        let writer = Thread {
+            _ = try? replica.submit(path: Sample.path("/users/u7/score"), kind: .set(.int(700)))
+            written.increment()
+        }
+        writer.start()
+        try await Task.sleep(nanoseconds: 30_000_000)
+        #expect(written.value == 0, "a write waits for the load")
+        gate.loadGate.open()
+        try await replica.waitUntilLoaded()
+        #expect(await eventually { written.value == 1 })
+        #expect(replica.value(at: Sample.path("/users/u7/score")) == .int(700))
+        #expect(replica.value(at: Sample.path("/users")).children.count == 50)
+        await replica.shutdown()
+        await fixture.finish()
+    }
+
+    @Test func aLargeFileLoadsInSlicesThatAReadCanPass() async throws {
+        let fixture = try ReplicaFixture(.sqlite)
+        let leaves = 3 * WeftLimits.loadSliceRowsMax
+        for group in 0..<(leaves / 1_000) {
+            let children = (0..<1_000).map {
+                MergeChild(relative: Sample.path("f\($0)"), value: .int(Int64(group * 1_000 + $0)))
+            }
+            try fixture.replica.submit(path: Sample.path("/g/g\(group)"), kind: .merge(children))
+        }
+        let state = fixture.replica.snapshot()
+        // Compacted, the file holds the tree and no log: the load reads the tree, in slices.
+        fixture.replica.markStable(through: try #require(fixture.replica.ops(from: fixture.replica.replicaID, after: 0, limit: 100).last?.stamp))
+        try await fixture.replica.compact()
+        try await fixture.reopen()
+        let replica = fixture.replica
+        #expect(replica.value(at: Sample.path("/g/g3/f5")) == .int(3_005))
+        try await replica.waitUntilLoaded()
+        #expect(replica.snapshot() == state)
+        await fixture.finish()
+    }
+
+    @Test(arguments: ReplicaKind.allCases)
+    func aDamagedLogFailsTheLoadWithAClearError(kind: ReplicaKind) async throws {
+        let fixture = try ReplicaFixture(kind)
+        try fixture.replica.submit(path: Sample.path("/a"), kind: .set(.int(1)))
+        await fixture.replica.shutdown()
+        let store = try fixture.openStore()
+        let failing = FailingStore(store)
+        let replica = try Replica.open(store: failing, options: fixture.options)
+        let error = await #expect(throws: WeftError.self) { try await replica.waitUntilLoaded() }
+        #expect(error?.code == .storage)
+        #expect(error?.message.contains("is corrupt") == true)
+        let write = #expect(throws: WeftError.self) { try replica.submit(path: Sample.path("/a"), kind: .set(.int(2))) }
+        #expect(write?.code == .storage)
+        await replica.shutdown()
+        await fixture.finish()
+    }
+}
+
+/// A store whose log reads fail as a damaged op would.
+final class FailingStore: Store, @unchecked Sendable {
+    let gated: GatedStore
+
+    init(_ inner: any Store) { gated = GatedStore(inner) }
+
+    var durability: Durability { gated.durability }
+    var identity: StoreIdentity { gated.identity }
+    var logMarks: LogMarks { gated.logMarks }
+    func commit(_ batch: StoreBatch) throws { try gated.commit(batch) }
+    func readTreeSlice(_ reader: inout TreeSliceReader, rowsMax: Int) throws {
+        try gated.readTreeSlice(&reader, rowsMax: rowsMax)
+    }
+    func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) throws -> [StoredOp] {
+        throw StoreError.corruptOp(stamp: nil, reason: "its key is not a 16-byte stamp")
+    }
+    func ops(after stamp: Stamp?, limit: Int) throws -> [StoredOp] {
+        throw StoreError.corruptOp(stamp: nil, reason: "its key is not a 16-byte stamp")
+    }
+    func allOps() throws -> [StoredOp] { try ops(after: nil, limit: 1) }
+    func op(_ stamp: Stamp) throws -> StoredOp? { try gated.op(stamp) }
+    func opCount() throws -> Int { try gated.opCount() }
+    func readTree(at path: Path) throws -> Value { try gated.readTree(at: path) }
+    func treeLeafCount() throws -> Int { try gated.treeLeafCount() }
+    func readBase(at path: Path) throws -> Value { try gated.readBase(at: path) }
+    func baseOverrides() throws -> [BaseOverride] { try gated.baseOverrides() }
+    func peerVectors() throws -> [ReplicaID: VersionVector] { try gated.peerVectors() }
+    func members() throws -> [ReplicaID] { try gated.members() }
+    func requireOriginal() throws { try gated.requireOriginal() }
+    func reidentify(newID: ReplicaID) throws { try gated.reidentify(newID: newID) }
+    func checkpoint() throws { try gated.checkpoint() }
+    func vacuum() throws { try gated.vacuum() }
+    func bytesOnDisk() throws -> Int { try gated.bytesOnDisk() }
+    func close() throws { try gated.close() }
+}
