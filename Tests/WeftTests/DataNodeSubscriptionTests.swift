@@ -102,9 +102,10 @@ import WeftCore
         let events = Collector<DataEvent>()
         let token = node.subscribe { events.append($0) }
         await events.wait(for: 1)
-        var peer = RemoteWriter(replica: 0xB0B)
         try backend.receiveRemote([
-            try peer.op("/shared", .set("from bob"), millis: UInt64(Date().timeIntervalSince1970 * 1000))
+            Sample.remote(
+                0xB0B, sequence: 1, millis: UInt64(Date().timeIntervalSince1970 * 1000), path: "/shared",
+                .set("from bob"))
         ])
         let all = await events.wait(for: 2)
         #expect(all.last?.value == "from bob")

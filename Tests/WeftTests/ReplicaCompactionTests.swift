@@ -15,7 +15,8 @@ import WeftStore
         var last: WriteReceipt?
         for index in 0..<3_000 {
             last = try replica.submit(path: Sample.path("/docs/d\(index % 20)/body"), kind: .set(payload))
-            try replica.submit(path: Sample.path("/counters/c\(index % 3)"), kind: .increment(by: .int(1), from: .int(0)))
+            try replica.submit(
+                path: Sample.path("/counters/c\(index % 3)"), kind: .increment(by: .int(1), from: .int(0)))
         }
         try await replica.flush()
         let digest = replica.digest
@@ -64,7 +65,8 @@ import WeftStore
                 let path = Sample.path("/local/r\(index)")
                 let kind = OpKind.increment(by: .int(1), from: .int(0))
                 let receipt = try replica.submit(path: path, kind: kind)
-                delivered.append(Op(stamp: receipt.stamp, sequence: UInt64(round * 5 + index + 1), path: path, kind: kind))
+                delivered.append(
+                    Op(stamp: receipt.stamp, sequence: UInt64(round * 5 + index + 1), path: path, kind: kind))
             }
             if round % 4 == 3 {
                 let stamps = delivered.map(\.stamp).sorted()  // the middle of what this replica knows

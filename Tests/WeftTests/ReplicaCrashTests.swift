@@ -52,7 +52,8 @@ import WeftStore
             let lost = durable.subtracting(stamps)
             #expect(lost.isEmpty, "round \(round): \(lost.count) ops reported durable are gone")
             let tree = try store.readTree()
-            let folded = ReferenceFold.fold(log.map(\.op), base: try store.readBase(at: .root), registry: Workload.registry)
+            let folded = ReferenceFold.fold(
+                log.map(\.op), base: try store.readBase(at: .root), registry: Workload.registry)
             #expect(tree == folded.state, "round \(round): the tree is not the fold of the log")
             try store.close()
 

@@ -100,10 +100,14 @@ import WeftStore
         try await replica.flush()
         let payload = Value.string(String(repeating: "x", count: 200_000))
         var receipts: [WriteReceipt] = []
-        for index in 0..<10 { receipts.append(try replica.submit(path: Sample.path("/big/b\(index)"), kind: .set(payload))) }
+        for index in 0..<10 {
+            receipts.append(try replica.submit(path: Sample.path("/big/b\(index)"), kind: .set(payload)))
+        }
         let error = await #expect(throws: WeftError.self) { try await replica.flush() }
         #expect(error?.code == .diskFull)
-        let failed = await #expect(throws: WeftError.self) { try await receipts[receipts.count - 1].wait(for: .durable) }
+        let failed = await #expect(throws: WeftError.self) {
+            try await receipts[receipts.count - 1].wait(for: .durable)
+        }
         #expect(failed?.code == .diskFull)
         let later = #expect(throws: WeftError.self) { try replica.submit(path: Sample.path("/x"), kind: .set(.int(1))) }
         #expect(later?.code == .diskFull)

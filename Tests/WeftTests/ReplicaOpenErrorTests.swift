@@ -144,7 +144,8 @@ import WeftStore
 
     @Test func storeErrorsMapToCodesWithTheirMessages() {
         let cases: [(StoreError, WeftError.Code)] = [
-            (.notADatabase(path: "/x"), .notAWeftDatabase), (.foreignDatabase(path: "/x", reason: "r"), .notAWeftDatabase),
+            (.notADatabase(path: "/x"), .notAWeftDatabase),
+            (.foreignDatabase(path: "/x", reason: "r"), .notAWeftDatabase),
             (.newerSchema(path: "/x", found: 3, supported: 1), .newerSchema),
             (.readOnlyLocation(path: "/x", reason: "r"), .readOnly), (.cannotOpen(path: "/x", reason: "r"), .storage),
             (.inUse(path: "/x", pid: 123), .databaseInUse), (.diskFull(path: "/x", operation: "o"), .diskFull),
@@ -156,7 +157,9 @@ import WeftStore
             #expect(WeftError(store).code == code, "\(store)")
             #expect(WeftError(store).message == store.description || code == .databaseInUse)
         }
-        #expect(WeftError(StoreError.inUse(path: "/x", pid: 123)).message == "database /x is in use by another process (pid 123)")
+        #expect(
+            WeftError(StoreError.inUse(path: "/x", pid: 123)).message
+                == "database /x is in use by another process (pid 123)")
         #expect(WeftError.wrapping(CoreError.clockExhausted).code == .clockRefused)
     }
 }

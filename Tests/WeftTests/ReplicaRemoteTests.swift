@@ -139,7 +139,9 @@ import WeftStore
         let fixture = try ReplicaFixture(kind)
         let replica = fixture.replica
         var receipts: [WriteReceipt] = []
-        for index in 0..<10 { receipts.append(try replica.submit(path: Sample.path("/k\(index)"), kind: .set(.int(1)))) }
+        for index in 0..<10 {
+            receipts.append(try replica.submit(path: Sample.path("/k\(index)"), kind: .set(.int(1))))
+        }
         try await replica.flush()
         replica.markAcknowledged(through: VersionVector([replica.replicaID: 6]))
         #expect(receipts[5].status == .acknowledged)
@@ -151,8 +153,9 @@ import WeftStore
         await replica.shutdown()
         let store = try fixture.openStore()
         let statuses = try store.ops(from: replica.replicaID, after: 0, limit: 10).map(\.status)
-        #expect(statuses == [.stable, .stable, .stable] + Array(repeating: .acknowledged, count: 3)
-            + Array(repeating: .durable, count: 4))
+        #expect(
+            statuses == [.stable, .stable, .stable] + Array(repeating: .acknowledged, count: 3)
+                + Array(repeating: .durable, count: 4))
         try store.close()
         await fixture.finish()
     }
@@ -177,7 +180,9 @@ import WeftStore
         let replica = fixture.replica
         let call = FunctionCall(name: "double", version: 2, arguments: .null)
         let op = Sample.remote(5, sequence: 1, millis: fixture.clock.now, path: "/n", .call(call))
-        try replica.applyRemote([Sample.remote(5, sequence: 2, millis: fixture.clock.now + 1, path: "/m", .set(.int(1)))])
+        try replica.applyRemote([
+            Sample.remote(5, sequence: 2, millis: fixture.clock.now + 1, path: "/m", .set(.int(1)))
+        ])
         let report = try replica.applyRemote([op])
         #expect(report.outcomes[op.stamp] == .waiting)
         try replica.submit(path: Sample.path("/n"), kind: .set(.int(21)))

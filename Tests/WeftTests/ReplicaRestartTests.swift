@@ -15,7 +15,8 @@ import WeftStore
         for round in 0..<20 {
             for index in 0..<10 {
                 try fixture.replica.submit(
-                    path: Sample.path("/mine/r\(round % 4)/k\(index % 3)"), kind: .increment(by: .int(1), from: .int(0)))
+                    path: Sample.path("/mine/r\(round % 4)/k\(index % 3)"), kind: .increment(by: .int(1), from: .int(0))
+                )
             }
             remote += (0..<10).map { _ in workload.next() }
             fixture.clock.advance(by: 3)
@@ -67,7 +68,8 @@ import WeftStore
         let fixture = try ReplicaFixture(kind)
         for user in 0..<50 {
             try fixture.replica.submit(
-                path: Sample.path("/users/u\(user)"), kind: .set(Sample.json(#"{"name":"n\#(user)","score":\#(user)}"#)))
+                path: Sample.path("/users/u\(user)"), kind: .set(Sample.json(#"{"name":"n\#(user)","score":\#(user)}"#))
+            )
         }
         await fixture.replica.shutdown()
         let gate = GatedStore(try fixture.openStore())
@@ -106,7 +108,9 @@ import WeftStore
         }
         let state = fixture.replica.snapshot()
         // Compacted, the file holds the tree and no log: the load reads the tree, in slices.
-        fixture.replica.markStable(through: try #require(fixture.replica.ops(from: fixture.replica.replicaID, after: 0, limit: 100).last?.stamp))
+        fixture.replica.markStable(
+            through: try #require(
+                fixture.replica.ops(from: fixture.replica.replicaID, after: 0, limit: 100).last?.stamp))
         try await fixture.replica.compact()
         try await fixture.reopen()
         let replica = fixture.replica

@@ -43,7 +43,8 @@ import WeftStore
         try replica.submit(
             path: Sample.path("/"),
             kind: .batch([
-                .set(Sample.path("/items/b"), .string("new")), .increment(Sample.path("/counters/d"), by: .int(1), from: .int(0)),
+                .set(Sample.path("/items/b"), .string("new")),
+                .increment(Sample.path("/counters/d"), by: .int(1), from: .int(0)),
             ]))
         try replica.submit(path: Sample.path("/accounts/a0"), kind: .set(.int(100)))
         try replica.submit(
