@@ -30,7 +30,12 @@ test: deps
 
 run: release
 	mkdir -p $(DATA)
-	$$($(SWIFT) build -c release --show-bin-path)/weft serve --db $(DATA)/weft.sqlite --listen $(HOST):$(PORT)
+	@if [ ! -f $(DATA)/tokens ]; then \
+	  umask 077; printf '# NAME SECRET, one per line (Docs/CLI.md)\nclient %s\n' "$$(head -c 24 /dev/urandom | base64)" > $(DATA)/tokens; \
+	  echo "created $(DATA)/tokens with a client token"; \
+	fi
+	@echo "client commands: export WEFT_TOKEN='$$(awk '$$1=="client"{print $$2}' $(DATA)/tokens)'"
+	$$($(SWIFT) build -c release --show-bin-path)/weft serve --db $(DATA)/weft.sqlite --listen $(HOST):$(PORT) --tokens $(DATA)/tokens
 
 bench: release
 	$$($(SWIFT) build -c release --show-bin-path)/weft bench all

@@ -118,11 +118,18 @@ let package = Package(
         .testTarget(
             name: "WeftTests",
             dependencies: [
-                "Weft", "WeftCore", "WeftStore", .product(name: "GRDB", package: "GRDB.swift"),
+                "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(
                     name: "OpenCombine", package: "OpenCombine",
                     condition: .when(platforms: [.linux, .windows, .android])),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["WeftCore", "Weft"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -69,6 +69,7 @@ public enum CoverageCounter: String, Codable, Sendable, Hashable, CaseIterable {
     case unsyncedCommitsLost = "disk.unsyncedCommitsLost"
     case opsLostInCrashes = "disk.opsLostInCrashes"
     case restarts
+    case sqliteReopens = "disk.sqliteReopens"
     case connectionsResetAfterDamage = "connections.resetAfterDamage"
     case connectionsResetByCrash = "connections.resetByCrash"
     case dialsFailed = "dials.failed"

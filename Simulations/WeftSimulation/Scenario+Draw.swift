@@ -117,7 +117,7 @@ extension Scenario {
             SimulationLimits.ticksFaultMax,
             max(SimulationLimits.ticksFaultMin, UInt64(options.opCount * 2 / rate) + rng.below(500)))
         let network = drawNetwork(enabled: enabled, rng: &rng)
-        let sessions = drawSessions(rng: &rng)
+        let sessions = drawSessions(opCount: options.opCount, rng: &rng)
         var replicas = (0..<replicaCount).map { _ in
             drawReplica(enabled: enabled, storage: options.storage, rng: &rng)
         }
@@ -150,8 +150,13 @@ extension Scenario {
             resetOnCrashRate: Double(rng.below(101)) / 100)
     }
 
-    static func drawSessions(rng: inout SeededGenerator) -> SessionProfile {
+    /// Windows, batches and timers. The smallest windows are kept for smaller runs: a replica back
+    /// from a crash catches up at about a window per round trip, and that must fit the convergence
+    /// bound (two bytes of window per op written keeps it within a few thousand ticks).
+    static func drawSessions(opCount: Int, rng: inout SeededGenerator) -> SessionProfile {
+        let windowBytesNeeded = min(SimulationLimits.windowBytesMax, opCount * 2)
         let windows = [SimulationLimits.windowBytesMin, 4096, 16 * 1024, 64 * 1024, SimulationLimits.windowBytesMax]
+            .filter { $0 >= windowBytesNeeded }
         let batches = [SimulationLimits.batchOpsMin, 4, 16, 64, SimulationLimits.batchOpsMax]
         let ping = UInt64(
             rng.int(in: Int(SimulationLimits.pingIntervalTicksMin)...Int(SimulationLimits.pingIntervalTicksMax)))

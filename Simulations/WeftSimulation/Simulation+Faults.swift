@@ -74,6 +74,7 @@ extension Simulation {
             return fail(.localFailure, index, "recovery failed: \(error)")
         }
         coverage.bump(.restarts)
+        if replica.profile.storage == .sqliteStore { coverage.bump(.sqliteReopens) }
         coverage.bump(.recoveryChecks)
         record(checker.recovered(index, recovered, durable: replica.durable.vector, state: replica.engine.state))
         if !replica.profile.syncsEveryCommit {

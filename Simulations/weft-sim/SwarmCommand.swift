@@ -37,6 +37,7 @@ struct SwarmCommand: AsyncParsableCommand {
     func run() async throws {
         let options = try scenario.options()
         let swarm = Swarm(options: options, firstSeed: firstSeed, seedCount: seeds, jobs: jobs)
+        let cpuBefore = ProcessorTime.seconds()
         let report = await swarm.run { progress in
             let rate = progress.elapsedSeconds > 0 ? Double(progress.done) / progress.elapsedSeconds : 0
             let width = String(progress.total).count
@@ -46,11 +47,12 @@ struct SwarmCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data(line.utf8))
         }
         FileHandle.standardError.write(Data("\n".utf8))
+        let cpuSeconds = ProcessorTime.seconds() - cpuBefore
         if let output { try Data(try Printing.json(report).utf8).write(to: URL(fileURLWithPath: output)) }
         if json {
             print(try Printing.json(report))
         } else {
-            SwarmTable.print(report, allCounters: coverage)
+            SwarmTable.print(report, cpuSeconds: cpuSeconds, allCounters: coverage)
         }
         if !report.failures.isEmpty { throw ExitCode.failure }
     }
@@ -58,7 +60,9 @@ struct SwarmCommand: AsyncParsableCommand {
 
 /// The summary table of a swarm.
 enum SwarmTable {
-    static func print(_ report: SwarmReport, allCounters: Bool) {
+    static func print(_ report: SwarmReport, cpuSeconds: Double, allCounters: Bool) {
+        // On a busy machine the wall clock says little; CPU time gives the rate on idle cores.
+        let cpuRate = cpuSeconds > 0 ? Double(report.seeds) / cpuSeconds * Double(report.jobs) : 0
         let ticks = report.convergenceTicks
         let rows: [(String, String)] = [
             ("seeds", "\(report.seeds) (from \(report.firstSeed))"),
@@ -73,6 +77,11 @@ enum SwarmTable {
                 "rate",
                 "\(report.seedsPerSecond.formatted(digits: 1)) seeds/s "
                     + "(\(report.elapsedSeconds.formatted(digits: 1)) s on \(report.jobs) jobs)"
+            ),
+            (
+                "cpu",
+                "\(cpuSeconds.formatted(digits: 1)) s, or \(cpuRate.formatted(digits: 1)) seeds/s "
+                    + "on \(report.jobs) idle cores"
             ),
         ]
         table(rows)
@@ -102,6 +111,21 @@ enum SwarmTable {
         for (name, value) in rows {
             Swift.print("\(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(value)")
         }
+    }
+}
+
+/// Processor time used by this process, user and system (printing only).
+enum ProcessorTime {
+    static func seconds() -> Double {
+        var usage = rusage()
+        #if os(Linux)
+            let who = __rusage_who_t(RUSAGE_SELF.rawValue)
+        #else
+            let who = RUSAGE_SELF
+        #endif
+        guard getrusage(who, &usage) == 0 else { return 0 }
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 }
 

@@ -1,3 +1,5 @@
+import WeftSync
+
 /// Named limits of the public API.
 public enum WeftLimits {
     /// Most key paths one observation (`DataNode.observe(keyPaths:on:_:)`) may name.
@@ -20,4 +22,16 @@ public enum WeftLimits {
     public static let receiptsTrackedMax = 1_000_000
     /// Longest a replica's `groupCommitDelayMilliseconds` option may be.
     public static let groupCommitDelayMillisecondsMax = 100
+}
+
+/// Named limits of the sync shell (``SyncDriver``).
+public enum SyncShellLimits {
+    /// Most frame bytes a channel holds while its connection pushes back: a full window of ops and one
+    /// largest control frame. Beyond it the session closes with `limitExceeded`.
+    public static let queuedBytesMax = SyncLimits.windowBytesMax + SyncLimits.frameBytesMax
+    /// Most changed paths remembered between two passes over client watches; beyond it every watch is
+    /// re-read on the next pass.
+    public static let watchPathsPendingMax = 4_096
+    /// Most outbound peers one driver dials.
+    public static let outboundPeersMax = 256
 }

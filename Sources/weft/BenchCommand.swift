@@ -9,13 +9,13 @@ struct BenchCommand: AsyncParsableCommand {
     )
 
     enum Suite: String, ExpressibleByArgument, CaseIterable {
-        case merge, write, open, all
+        case merge, write, open, sync, all
     }
 
     @Argument(help: "Suite to run: \(Suite.allCases.map(\.rawValue).joined(separator: ", ")).")
     var suite: Suite = .all
 
-    @Option(help: "Number of ops (merge).")
+    @Option(help: "Number of ops (merge, sync).")
     var ops: Int = 1_000_000
 
     @Option(help: "Number of durable writes with group commit (write).")
@@ -58,6 +58,9 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if suite == .open || suite == .all {
             measurements += try await OpenBench.run(OpenBench.Options(users: users), progress: progress)
+        }
+        if suite == .sync || suite == .all {
+            measurements += try await SyncBench.run(ops: ops, progress: progress)
         }
         print(json ? try MeasurementPrinter.json(measurements) : MeasurementPrinter.table(measurements))
     }

@@ -95,6 +95,24 @@ import WeftSync
         #expect(checker.compareDigests([(0, same), (1, StateDigest(rawValue: 2))])?.kind == .sameOpsDifferentDigests)
     }
 
+    @Test func aSnapshotMustBeTheFoldOfExactlyTheOpsItCovers() {
+        let checker = Self.checker()
+        let first = Self.op(0, sequence: 1, millis: 10, value: 1)
+        let second = Self.op(0, sequence: 2, millis: 11, value: 2)
+        #expect(checker.wrote(first, at: 0) == nil)
+        #expect(checker.wrote(second, at: 0) == nil)
+        var frontier = VersionVector()
+        frontier.advance(origin: Self.ids[0], to: 1)
+        let folded = ReferenceFold.fold([first], registry: Workload.registry).state
+        #expect(checker.snapshot(SyncSnapshot(value: folded, frontier: frontier), at: 1) == nil)
+        let stale = SyncSnapshot(
+            value: ReferenceFold.fold([first, second], registry: Workload.registry).state, frontier: frontier)
+        #expect(checker.snapshot(stale, at: 1)?.kind == .stateDiffersFromFold)
+        var beyond = frontier
+        beyond.advance(origin: Self.ids[0], to: 3)
+        #expect(checker.snapshot(SyncSnapshot(value: folded, frontier: beyond), at: 1)?.kind == .conflictingOps)
+    }
+
     @Test func theFirstDifferenceBetweenTwoValuesIsNamed() {
         let left = Value.object(["a": .object(["b": .int(1), "c": .int(2)])])
         let right = Value.object(["a": .object(["b": .int(1), "c": .int(3)])])

@@ -156,12 +156,4 @@ enum Sample {
     }
 }
 
-/// Waits, polling, until `condition` holds or `seconds` pass; returns whether it held.
-func eventually(within seconds: Double = 5, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(nanoseconds: 2_000_000)
-    }
-    return condition()
-}
+// `eventually(timeoutSeconds:_:)` lives in TestSupport.swift (one definition for the whole target).

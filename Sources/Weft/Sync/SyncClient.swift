@@ -1,0 +1,299 @@
+import Foundation
+import Logging
+import WeftCore
+import WeftNet
+import WeftSync
+
+/// A client of a Weft daemon: reads, writes and watches paths through `weft serve` without holding a
+/// replica. It authenticates like a peer (HMAC challenge-response over a shared token) with role `client`.
+///
+/// ```swift
+/// let client = try await SyncClient.connect(host: "127.0.0.1", port: 7700, name: "cli", token: token)
+/// try await client.request(.set(try Path("/greeting"), .string("hello")))
+/// let value = try await client.request(.get(try Path("/greeting")))   // .string("hello")
+/// await client.close()
+/// ```
+///
+/// Thread-safety: every method may be called from any thread; the connection lives on the client's loop.
+public final class SyncClient: @unchecked Sendable {
+    private let loop: EventLoop
+    private let clockOrigin = ContinuousClock.now
+    private let address: String
+
+    // Loop-confined.
+    private var session: SyncSession
+    private var connection: Connection?
+    private var timers: [SyncTimer: TimerHandle] = [:]
+    private var ready: CheckedContinuation<Result<Void, WeftError>, Never>?
+    private var pending: [UInt64: CheckedContinuation<Result<Value, WeftError>, Never>] = [:]
+    private var eventHandlers: [UInt64: @Sendable (ClientEvent) -> Void] = [:]
+    private var closedError: WeftError?
+    private var closeWaiters: [CheckedContinuation<WeftError?, Never>] = []
+    private var nextRequestID: UInt64 = 1
+
+    private init(loop: EventLoop, session: SyncSession, address: String) {
+        self.loop = loop
+        self.session = session
+        self.address = address
+    }
+
+    deinit {
+        // Only ask: the last reference may be dropped on the loop thread itself, which cannot join itself.
+        loop.beginShutdown()
+    }
+
+    /// Connects to a daemon and completes the handshake.
+    ///
+    /// - Parameters:
+    ///   - host: the daemon's address or host name.
+    ///   - port: its port.
+    ///   - name: the name this client's token is filed under in the daemon's token file.
+    ///   - token: the secret shared with the daemon.
+    ///   - serverName: the name the daemon introduces itself with (its `--name`), under which the client
+    ///     files the same token.
+    ///   - timeoutMilliseconds: how long connecting and authenticating may take together.
+    /// - Throws: `WeftError` with code `sync` when the daemon cannot be reached or the session fails, or
+    ///   `authentication` when the daemon refuses the token.
+    public static func connect(
+        host: String, port: Int, name: String, token: AuthToken, serverName: String,
+        timeoutMilliseconds: Int = 10_000
+    ) async throws(WeftError) -> SyncClient {
+        var generator = SystemRandomNumberGenerator()
+        var raw: UInt64 = 0
+        var replica: ReplicaID?
+        while replica == nil {
+            raw = generator.next()
+            replica = ReplicaID(rawValue: raw)
+        }
+        var book = TokenBook()
+        book.set(token, for: serverName)
+        let configuration = SyncConfiguration(replica: replica!, role: .client, name: name, tokens: book)
+        let loop: EventLoop
+        let session: SyncSession
+        do {
+            session = try SyncSession(configuration: configuration)
+            loop = try EventLoop(label: "weft.client.loop", logger: Logger(label: "weft.client"))
+        } catch {
+            throw WeftError(.sync, "cannot start a client: \(error)")
+        }
+        let client = SyncClient(
+            loop: loop, session: session, address: SocketAddressText.describe(host: host, port: port))
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Void, WeftError>, Never>) in
+            do {
+                try loop.execute {
+                    client.ready = continuation
+                    client.start(host: host, port: port, timeoutMilliseconds: timeoutMilliseconds)
+                }
+            } catch {
+                continuation.resume(returning: .failure(WeftError(.sync, "cannot start a client: \(error)")))
+            }
+        }
+        if case .failure(let error) = result {
+            loop.shutdown()
+            throw error
+        }
+        return client
+    }
+
+    /// Sends one command and waits for its reply.
+    ///
+    /// - Returns: the reply's value (see ``ClientCommand`` for what each command returns).
+    /// - Throws: `WeftError` with code `sync` when the daemon refused the request or the connection closed,
+    ///   `authentication` for a path the token may not touch.
+    @discardableResult
+    public func request(_ command: ClientCommand) async throws(WeftError) -> Value {
+        try await send(command, onEvent: nil)
+    }
+
+    /// Watches a path: `onEvent` receives its value now and after every change, until the connection closes.
+    ///
+    /// - Throws: what ``request(_:)`` throws.
+    public func watch(_ path: Path, onEvent: @escaping @Sendable (Value) -> Void) async throws(WeftError) {
+        _ = try await send(.watch(path)) { onEvent($0.value) }
+    }
+
+    /// Waits until the connection closes; returns why (nil for a clean close).
+    public func waitUntilClosed() async -> WeftError? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<WeftError?, Never>) in
+            do {
+                try loop.execute {
+                    if let error = self.closedError {
+                        continuation.resume(returning: error)
+                    } else {
+                        self.closeWaiters.append(continuation)
+                    }
+                }
+            } catch {
+                continuation.resume(returning: WeftError(.sync, "the client is stopped"))
+            }
+        }
+    }
+
+    /// Closes the connection in order and stops the client's loop.
+    public func close() async {
+        try? await loop.submit {
+            self.perform(self.session.onClose(error: nil, now: self.now))
+        }
+        loop.beginShutdown()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread { [loop] in
+                loop.waitUntilStopped()
+                continuation.resume()
+            }
+        }
+    }
+
+    // MARK: - Loop side
+
+    private var now: UInt64 {
+        let elapsed = clockOrigin.duration(to: .now)
+        return UInt64(elapsed.components.seconds) * 1_000
+            + UInt64(elapsed.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    private func send(_ command: ClientCommand, onEvent: (@Sendable (ClientEvent) -> Void)?) async throws(WeftError)
+        -> Value
+    {
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Value, WeftError>, Never>) in
+            do {
+                try loop.execute {
+                    if let error = self.closedError { return continuation.resume(returning: .failure(error)) }
+                    let id = self.nextRequestID
+                    self.nextRequestID += 1
+                    do throws(SyncError) {
+                        let actions = try self.session.onClientRequest(
+                            ClientRequest(id: id, command: command), now: self.now)
+                        self.pending[id] = continuation
+                        if let onEvent { self.eventHandlers[id] = onEvent }
+                        self.perform(actions)
+                    } catch {
+                        continuation.resume(returning: .failure(WeftError(.sync, "\(error)")))
+                    }
+                }
+            } catch {
+                continuation.resume(returning: .failure(WeftError(.sync, "the client is stopped: \(error)")))
+            }
+        }
+        return try result.get()
+    }
+
+    private func start(host: String, port: Int, timeoutMilliseconds: Int) {
+        do {
+            try loop.connect(host: host, port: port, timeoutMilliseconds: timeoutMilliseconds) { result in
+                switch result {
+                case .success(let connection):
+                    self.opened(connection)
+                case .failure(let error):
+                    self.finish(WeftError(.sync, "\(error)"))
+                }
+            }
+            try loop.scheduleTimer(after: timeoutMilliseconds) {
+                guard self.ready != nil else { return }
+                self.finish(WeftError(.sync, "connect \(self.address): no session within \(timeoutMilliseconds) ms"))
+                self.connection?.close()
+            }
+        } catch {
+            finish(WeftError(.sync, "\(error)"))
+        }
+    }
+
+    private func opened(_ connection: Connection) {
+        self.connection = connection
+        connection.onFrame = { payload in
+            var frame: [UInt8] = []
+            frame.reserveCapacity(NetLimits.frameHeaderBytes + payload.count)
+            let length = UInt32(payload.count)
+            for shift in stride(from: 24, through: 0, by: -8) {
+                frame.append(UInt8(truncatingIfNeeded: length >> shift))
+            }
+            frame.append(contentsOf: payload)
+            self.perform(self.session.onBytesReceived(frame, source: EmptyOpSource(), now: self.now))
+        }
+        connection.onClose = { error in
+            self.perform(self.session.onTransportClosed(now: self.now))
+            self.finish(
+                error.map { WeftError(.sync, "\($0)") } ?? WeftError(.sync, "\(self.address) closed the connection"))
+        }
+        var generator = SystemRandomNumberGenerator()
+        perform(session.onStart(.initiator, nonce: .random(using: &generator), source: EmptyOpSource(), now: now))
+    }
+
+    private func perform(_ actions: [SyncAction]) {
+        for action in actions {
+            switch action {
+            case .send(let bytes):
+                var index = 0
+                while index < bytes.count {
+                    var length = 0
+                    for offset in 0..<NetLimits.frameHeaderBytes { length = length << 8 | Int(bytes[index + offset]) }
+                    let start = index + NetLimits.frameHeaderBytes
+                    precondition(length >= 1 && start + length <= bytes.count, "a session sent a broken frame")
+                    do {
+                        try connection?.write(bytes[start..<(start + length)])
+                    } catch {
+                        finish(WeftError(.sync, "\(error)"))
+                        connection?.close()
+                        return
+                    }
+                    index = start + length
+                }
+            case .scheduleTimer(let timer, let milliseconds):
+                timers.removeValue(forKey: timer)?.cancel()
+                timers[timer] = try? loop.scheduleTimer(after: Int(clamping: milliseconds)) {
+                    self.timers[timer] = nil
+                    self.perform(self.session.onTimerFired(timer, source: EmptyOpSource(), now: self.now))
+                }
+            case .cancelTimer(let timer):
+                timers.removeValue(forKey: timer)?.cancel()
+            case .reportStatus(let status):
+                if status.phase == .connected, let ready {
+                    self.ready = nil
+                    ready.resume(returning: .success(()))
+                }
+            case .deliverReply(let reply):
+                let continuation = pending.removeValue(forKey: reply.id)
+                switch reply.result {
+                case .ok(let value):
+                    continuation?.resume(returning: .success(value))
+                case .failed(let error):
+                    eventHandlers[reply.id] = nil
+                    continuation?.resume(returning: .failure(Self.publicError(error)))
+                }
+            case .deliverEvent(let event):
+                eventHandlers[event.watchID]?(event)
+            case .close(let error):
+                if let error { finish(Self.publicError(error)) }
+                connection?.close()
+            case .applyOps, .installSnapshot, .recordAcknowledgement, .handleRequest:
+                preconditionFailure("a client session asked for \(action)")
+            }
+        }
+    }
+
+    private static func publicError(_ error: SyncError) -> WeftError {
+        switch error.code {
+        case .authenticationFailed, .permissionDenied: return WeftError(.authentication, error.description)
+        case .unsupportedVersion: return WeftError(.protocolMismatch, error.description)
+        default: return WeftError(.sync, error.description)
+        }
+    }
+
+    /// Fails everything waiting: the handshake, pending requests, close waiters.
+    private func finish(_ error: WeftError) {
+        if closedError == nil { closedError = error }
+        let reason = closedError ?? error
+        for timer in timers.values { timer.cancel() }
+        timers = [:]
+        if let ready {
+            self.ready = nil
+            ready.resume(returning: .failure(reason))
+        }
+        for continuation in pending.values { continuation.resume(returning: .failure(reason)) }
+        pending = [:]
+        eventHandlers = [:]
+        for waiter in closeWaiters { waiter.resume(returning: reason) }
+        closeWaiters = []
+    }
+}

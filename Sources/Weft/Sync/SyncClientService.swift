@@ -1,0 +1,114 @@
+import Foundation
+import WeftCore
+import WeftSync
+
+/// Serves the requests of daemon clients (`weft get`, `weft set`, `weft watch`, …) from the local replica,
+/// and pushes watch events when watched values change.
+///
+/// Requests run on the driver's loop thread and answer at once: a write is replied to once the replica
+/// applied it in memory (it is made durable by group commit right after).
+final class _SyncClientService: @unchecked Sendable {
+    struct Watch {
+        let path: Path
+        var lastValue: Value
+    }
+
+    let backend: any ReplicaBackend
+    /// Watches per channel, by the id of the request that opened them. Loop-confined.
+    var watches: [ObjectIdentifier: [UInt64: Watch]] = [:]
+    var listenerToken: ChangeListenerToken?
+
+    // Shared with the replica's notification queue, behind `lock`.
+    private let lock = NSLock()
+    /// Paths changed since the last pass over the watches; nil when too many to track (every watch is read).
+    private var changedPaths: [Path]? = []
+    private var passScheduled = false
+
+    init(backend: any ReplicaBackend) {
+        self.backend = backend
+    }
+
+    /// Answers one request; watch requests also record the watch (the first event is sent by the caller).
+    func handle(_ request: ClientRequest, channel: ObjectIdentifier) -> ClientResult {
+        do {
+            switch request.command {
+            case .get(let path):
+                return .ok(backend.value(at: path))
+            case .set(let path, let value):
+                _ = try backend.submit(path: path, kind: .set(value), at: .now)
+                return .ok(.null)
+            case .merge(let path, let children):
+                _ = try backend.submit(path: path, kind: .merge(children), at: .now)
+                return .ok(.null)
+            case .push(let path, let value):
+                let (key, _) = try backend.submitPush(parent: path, value: value, at: .now)
+                return .ok(.string(key))
+            case .increment(let path, let step, let from):
+                _ = try backend.submit(path: path, kind: .increment(by: step, from: from), at: .now)
+                return .ok(.null)
+            case .watch(let path):
+                let count = watches[channel]?.count ?? 0
+                guard count < SyncLimits.clientWatchesMax else {
+                    let reason = "at most \(SyncLimits.clientWatchesMax) watches per session"
+                    return .failed(SyncError(.limitExceeded, reason))
+                }
+                watches[channel, default: [:]][request.id] = Watch(path: path, lastValue: backend.value(at: path))
+                return .ok(.null)
+            case .unwatch(let watchID):
+                guard watches[channel]?.removeValue(forKey: watchID) != nil else {
+                    return .failed(SyncError(.requestFailed, "no watch \(watchID) on this session"))
+                }
+                return .ok(.null)
+            }
+        } catch {
+            return .failed(SyncError(.requestFailed, "\(error)"))
+        }
+    }
+
+    /// The current value of a watch just opened, for its first event.
+    func firstEvent(watchID: UInt64, channel: ObjectIdentifier) -> ClientEvent? {
+        guard let watch = watches[channel]?[watchID] else { return nil }
+        return ClientEvent(watchID: watchID, path: watch.path, value: watch.lastValue)
+    }
+
+    /// Forgets the watches of a closed channel.
+    func channelClosed(_ channel: ObjectIdentifier) {
+        watches[channel] = nil
+    }
+
+    /// Records changed paths from the replica's notification queue; true when a pass must be scheduled.
+    func noteChanges(_ batch: ChangeBatch) -> Bool {
+        lock.withLock {
+            if changedPaths != nil {
+                changedPaths?.append(contentsOf: batch.changes.map(\.path))
+                if (changedPaths?.count ?? 0) > SyncShellLimits.watchPathsPendingMax { changedPaths = nil }
+            }
+            guard !passScheduled else { return false }
+            passScheduled = true
+            return true
+        }
+    }
+
+    /// On the loop: the events due since the last pass, per channel.
+    func takeEvents() -> [(ObjectIdentifier, ClientEvent)] {
+        let changed = lock.withLock { () -> [Path]? in
+            defer {
+                changedPaths = []
+                passScheduled = false
+            }
+            return changedPaths
+        }
+        if let changed, changed.isEmpty { return [] }
+        var events: [(ObjectIdentifier, ClientEvent)] = []
+        for (channel, channelWatches) in watches {
+            for (watchID, watch) in channelWatches {
+                if let changed, !changed.contains(where: { $0.isRelated(to: watch.path) }) { continue }
+                let value = backend.value(at: watch.path)
+                guard value != watch.lastValue else { continue }
+                watches[channel]?[watchID]?.lastValue = value
+                events.append((channel, ClientEvent(watchID: watchID, path: watch.path, value: value)))
+            }
+        }
+        return events
+    }
+}

@@ -1,0 +1,232 @@
+import Logging
+import WeftCore
+import WeftNet
+import WeftSync
+
+// MARK: - Channels
+
+extension SyncDriver {
+    /// A peer or client connected to the listener.
+    func accept(_ connection: Connection) {
+        guard !isShuttingDown else { return connection.close() }
+        open(connection, side: .acceptor, outbound: nil)
+    }
+
+    /// Starts a session over an open connection.
+    func open(_ connection: Connection, side: SyncSide, outbound: _OutboundPeer?) {
+        loop.preconditionInLoopThreadForDriver()
+        guard !isShuttingDown else { return connection.close() }
+        let session: SyncSession
+        do {
+            session = try SyncSession(configuration: configuration)
+        } catch {
+            preconditionFailure("a configuration validated at init became invalid: \(error)")
+        }
+        let channel = _SyncChannel(connection: connection, session: session, side: side, outbound: outbound)
+        let key = ObjectIdentifier(channel)
+        channels[key] = channel
+        outbound?.channel = channel
+        connection.onFrame = { [weak self, weak channel] payload in
+            guard let self, let channel else { return }
+            self.received(payload, on: channel)
+        }
+        connection.onClose = { [weak self, weak channel] error in
+            guard let self, let channel else { return }
+            self.transportClosed(channel, error: error)
+        }
+        connection.onWritabilityChanged = { [weak self, weak channel] writable in
+            guard let self, let channel, writable else { return }
+            self.flush(channel)
+        }
+        logger.info(
+            "sync connection opened",
+            metadata: ["peer": "\(channel.status.address)", "side": "\(side == .initiator ? "initiator" : "acceptor")"])
+        var generator = SystemRandomNumberGenerator()
+        let nonce = AuthNonce.random(using: &generator)
+        perform(
+            channel.session.onStart(side, nonce: nonce, source: _SyncTargetSource(target: target), now: now),
+            on: channel)
+        publishStatus()
+    }
+
+    /// One frame's payload (type byte first) arrived: the session reads it with its header put back.
+    func received(_ payload: [UInt8], on channel: _SyncChannel) {
+        guard !channel.isClosed else { return }
+        precondition(!payload.isEmpty, "WeftNet delivers no empty frame")
+        var frame: [UInt8] = []
+        frame.reserveCapacity(NetLimits.frameHeaderBytes + payload.count)
+        let length = UInt32(payload.count)
+        frame.append(UInt8(truncatingIfNeeded: length >> 24))
+        frame.append(UInt8(truncatingIfNeeded: length >> 16))
+        frame.append(UInt8(truncatingIfNeeded: length >> 8))
+        frame.append(UInt8(truncatingIfNeeded: length))
+        frame.append(contentsOf: payload)
+        perform(
+            channel.session.onBytesReceived(frame, source: _SyncTargetSource(target: target), now: now), on: channel)
+        publishStatus()
+    }
+
+    /// The socket closed (orderly or not): the session learns it, the channel goes.
+    func transportClosed(_ channel: _SyncChannel, error: NetError?) {
+        if let error {
+            logger.warning(
+                "sync connection lost", metadata: ["peer": "\(channel.status.address)", "error": "\(error)"])
+            channel.status.lastError = "\(error)"
+        }
+        if !channel.isClosed {
+            perform(channel.session.onTransportClosed(now: now), on: channel)
+        }
+        channel.tearDown()
+        channels[ObjectIdentifier(channel)] = nil
+        clientService?.channelClosed(ObjectIdentifier(channel))
+        if let outbound = channel.outbound {
+            var status = channel.status
+            status.isConnected = false
+            outbound.status = status
+            if outbound.channel === channel { outbound.channel = nil }
+        }
+        logger.info("sync connection closed", metadata: ["peer": "\(channel.status.address)"])
+        publishStatus()
+    }
+
+    /// The connection turned writable again: frames held meanwhile go out.
+    func flush(_ channel: _SyncChannel) {
+        guard !channel.isClosed else { return }
+        do {
+            try channel.flushQueue()
+        } catch {
+            perform(channel.session.onClose(error: error, now: now), on: channel)
+        }
+    }
+
+    // MARK: - Actions
+
+    /// Performs a session's actions in order.
+    func perform(_ actions: [SyncAction], on channel: _SyncChannel) {
+        for action in actions {
+            switch action {
+            case .send(let bytes):
+                do {
+                    try channel.send(bytes)
+                } catch {
+                    return perform(channel.session.onClose(error: error, now: now), on: channel)
+                }
+            case .applyOps(let ops, let peer):
+                apply(ops, from: peer, on: channel)
+            case .installSnapshot(let snapshot, let peer):
+                let reason =
+                    "a snapshot (\(snapshot.frontier)) from \(peer) cannot be installed: this replica does not compact"
+                return perform(channel.session.onClose(error: SyncError(.localFailure, reason), now: now), on: channel)
+            case .recordAcknowledgement:
+                // The session's own acknowledged vector feeds opsBehind in its status reports.
+                break
+            case .scheduleTimer(let timer, let milliseconds):
+                schedule(timer, afterMilliseconds: milliseconds, on: channel)
+            case .cancelTimer(let timer):
+                channel.timers.removeValue(forKey: timer)?.cancel()
+            case .reportStatus(let status):
+                record(status, on: channel)
+            case .handleRequest(let request):
+                answer(request, on: channel)
+            case .deliverReply, .deliverEvent:
+                // Only a client-role session produces these; a driver's sessions are peers or hubs.
+                preconditionFailure("a \(configuration.role) session delivered a client message")
+            case .close(let error):
+                closeTransport(channel, error: error)
+            }
+        }
+    }
+
+    private func answer(_ request: ClientRequest, on channel: _SyncChannel) {
+        guard let clientService else {
+            let error = SyncError(.requestFailed, "this replica serves no client requests")
+            return perform(
+                channel.session.onClientReply(ClientReply(id: request.id, result: .failed(error)), now: now),
+                on: channel)
+        }
+        let key = ObjectIdentifier(channel)
+        let result = clientService.handle(request, channel: key)
+        perform(channel.session.onClientReply(ClientReply(id: request.id, result: result), now: now), on: channel)
+        if case .watch = request.command, case .ok = result,
+            let event = clientService.firstEvent(watchID: request.id, channel: key)
+        {
+            perform(channel.session.onClientEvent(event, now: now), on: channel)
+        }
+    }
+
+    private func apply(_ ops: [Op], from peer: ReplicaID, on channel: _SyncChannel) {
+        guard !channel.isClosed else { return }
+        do {
+            try target.applyRemote(ops)
+        } catch {
+            let code: SyncErrorCode = (error as? WeftError)?.code == .clockRefused ? .clockDrift : .localFailure
+            logger.warning(
+                "sync ops refused", metadata: ["peer": "\(peer)", "ops": "\(ops.count)", "error": "\(error)"])
+            return perform(channel.session.onClose(error: SyncError(code, "\(error)"), now: now), on: channel)
+        }
+        requestPump()
+    }
+
+    private func schedule(_ timer: SyncTimer, afterMilliseconds milliseconds: UInt64, on channel: _SyncChannel) {
+        channel.timers.removeValue(forKey: timer)?.cancel()
+        guard !channel.isClosed else { return }
+        do {
+            let delay = Int(clamping: milliseconds)
+            channel.timers[timer] = try loop.scheduleTimer(after: delay) { [weak self, weak channel] in
+                guard let self, let channel, !channel.isClosed else { return }
+                channel.timers[timer] = nil
+                let actions = channel.session.onTimerFired(
+                    timer, source: _SyncTargetSource(target: self.target), now: self.now)
+                self.perform(actions, on: channel)
+                self.publishStatus()
+            }
+        } catch {
+            // Only a stopping loop refuses a timer; every connection is being closed then.
+            logger.debug("sync timer not scheduled", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func record(_ status: SyncStatus, on channel: _SyncChannel) {
+        let becameConnected = status.phase == .connected && !channel.status.isConnected
+        channel.status.replica = status.peer ?? channel.status.replica
+        channel.status.role = status.peerRole ?? channel.status.role
+        channel.status.isConnected = status.phase == .connected
+        channel.status.opsBehind = status.opsBehind
+        if let error = status.error { channel.status.lastError = "\(error)" }
+        if becameConnected {
+            channel.wasConnected = true
+            channel.status.sessionsEstablished += 1
+            channel.status.lastError = nil
+            channel.outbound?.reconnector?.resetBackoff()
+            logger.info(
+                "sync session connected",
+                metadata: ["peer": "\(channel.status.address)", "replica": "\(status.peer.map { "\($0)" } ?? "?")"])
+        }
+        if let outbound = channel.outbound { outbound.status = channel.status }
+    }
+
+    private func closeTransport(_ channel: _SyncChannel, error: SyncError?) {
+        if let error {
+            let message: Logger.Message = error.raisedByPeer ? "sync session closed by peer" : "sync session closed"
+            let metadata: Logger.Metadata = [
+                "peer": "\(channel.status.address)", "code": "\(error.code)", "error": "\(error)",
+            ]
+            // A shutdown, or a peer hanging up (its side logs why), is an expected end, not a fault here.
+            let expected = error.code == .shutdown || error.code == .connectionLost
+            logger.log(level: expected ? .info : .warning, message, metadata: metadata)
+            channel.status.lastError = "\(error)"
+        }
+        channel.status.isConnected = false
+        if let outbound = channel.outbound { outbound.status = channel.status }
+        for timer in channel.timers.values { timer.cancel() }
+        channel.timers = [:]
+        channel.connection.close()
+    }
+}
+
+extension EventLoop {
+    /// The driver's confinement check (WeftNet's own check is internal to it).
+    func preconditionInLoopThreadForDriver() {
+        precondition(inLoopThread, "sync driver state touched off its loop thread")
+    }
+}

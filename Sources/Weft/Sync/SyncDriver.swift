@@ -1,0 +1,294 @@
+import Foundation
+import Logging
+import WeftCore
+import WeftNet
+import WeftSync
+
+/// The sync shell: runs one ``SyncSession`` per TCP connection on its own libuv ``EventLoop``, and
+/// performs what the sessions ask — frames out with backpressure, timers on the loop, received ops merged
+/// into the local replica.
+///
+/// It listens for peers, dials outbound peers and redials them with jittered exponential backoff, and
+/// streams every op the replica appends to every connected session.
+///
+/// ```swift
+/// let driver = try SyncDriver(target: replica, configuration: SyncConfiguration(replica: id, role: .peer, tokens: book))
+/// let port = try await driver.listen(on: "127.0.0.1", port: 0)
+/// try await driver.addPeer(host: "10.0.0.2", port: 7700)
+/// print(driver.status.connectedCount)
+/// await driver.shutdown()
+/// ```
+///
+/// Thread-safety: every public method may be called from any thread; the sessions, connections and timers
+/// live on the loop thread only.
+public final class SyncDriver: @unchecked Sendable {
+    /// The loop that owns the sockets and timers (a daemon also installs its signal handlers there).
+    public let loop: EventLoop
+    let target: any SyncTarget
+    let configuration: SyncConfiguration
+    let logger: Logger
+    /// Serves daemon clients, when the driver was given a replica to serve them from.
+    let clientService: _SyncClientService?
+    private let clockOrigin = ContinuousClock.now
+
+    // Loop-confined state.
+    var listener: Listener?
+    var channels: [ObjectIdentifier: _SyncChannel] = [:]
+    var outboundPeers: [_OutboundPeer] = []
+    var isShuttingDown = false
+
+    // Shared state, behind `sharedLock`.
+    private let sharedLock = NSLock()
+    private var publishedStatus = SyncDriverStatus(listeningAddress: nil, peers: [])
+    private var pumpScheduled = false
+    private var statusObservers: [@Sendable (SyncDriverStatus) -> Void] = []
+
+    /// Makes a driver with its own loop thread over `target`; nothing listens or dials yet.
+    ///
+    /// - Parameters:
+    ///   - target: the local replica.
+    ///   - configuration: who this replica is, its tokens and pacing; the role must be `.peer` or `.hub`.
+    ///   - clients: the replica to serve client requests from (`weft get`, `weft set`…); nil refuses them.
+    ///   - logger: where connections, handshakes and errors are logged.
+    /// - Throws: `WeftError` with code `sync` for an invalid configuration or when the loop cannot start.
+    init(
+        target: any SyncTarget, configuration: SyncConfiguration, clients: (any ReplicaBackend)? = nil,
+        logger: Logger = Logger(label: "weft.sync")
+    ) throws(WeftError) {
+        guard configuration.role != .client else {
+            throw WeftError(.sync, "a sync driver replicates: its role must be peer or hub, not client")
+        }
+        do {
+            try configuration.validate()
+        } catch {
+            throw WeftError(.sync, "invalid sync configuration: \(error)")
+        }
+        do {
+            loop = try EventLoop(label: "weft.sync.loop", logger: logger)
+        } catch {
+            throw WeftError(.sync, "cannot start the sync loop: \(error)")
+        }
+        self.target = target
+        self.configuration = configuration
+        self.logger = logger
+        clientService = clients.map { _SyncClientService(backend: $0) }
+        target.addOpsAppendedListener { [weak self] in self?.requestPump() }
+        if let clients, let clientService {
+            clientService.listenerToken = clients.addChangeListener { [weak self] batch in
+                self?.clientValuesChanged(batch)
+            }
+        }
+    }
+
+    deinit {
+        // Only ask: the last reference may be dropped on the loop thread itself, which cannot join itself.
+        loop.beginShutdown()
+    }
+
+    // MARK: - Public surface
+
+    /// Where the driver listens and how every peer stands, as of the last change.
+    public var status: SyncDriverStatus { sharedLock.withLock { publishedStatus } }
+
+    /// Calls `observer` (on the loop thread) after every change of ``status``.
+    public func observeStatus(_ observer: @escaping @Sendable (SyncDriverStatus) -> Void) {
+        sharedLock.withLock { statusObservers.append(observer) }
+    }
+
+    /// Listens for peers and clients on a numeric address.
+    ///
+    /// ```swift
+    /// let port = try await driver.listen(on: "127.0.0.1", port: 0) // the port the system chose
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - host: a numeric IPv4 or IPv6 address.
+    ///   - port: the port, or 0 for one the system chooses.
+    /// - Returns: the port listened on.
+    /// - Throws: `WeftError` with code `sync` when the address is invalid or in use, or the driver is shut down.
+    @discardableResult
+    public func listen(on host: String, port: Int) async throws(WeftError) -> Int {
+        try await onLoop { () throws(WeftError) -> Int in
+            guard self.listener == nil else { throw WeftError(.sync, "the driver already listens") }
+            do {
+                let listener = try self.loop.listen(host: host, port: port) { [weak self] connection in
+                    self?.accept(connection)
+                }
+                self.listener = listener
+                self.publishStatus()
+                return listener.port
+            } catch {
+                throw WeftError(.sync, "cannot listen on \(host):\(port): \(error)")
+            }
+        }
+    }
+
+    /// Dials a peer now and redials it, with jittered exponential backoff, whenever the connection fails or
+    /// drops, until ``shutdown()``.
+    ///
+    /// - Parameters:
+    ///   - host: a numeric address or a host name.
+    ///   - port: the port, 1...65535.
+    /// - Throws: `WeftError` with code `sync` for a bad address, a peer already dialled, more than
+    ///   ``SyncShellLimits/outboundPeersMax`` peers, or a driver shut down.
+    public func addPeer(host: String, port: Int) async throws(WeftError) {
+        try await onLoop { () throws(WeftError) in
+            let address = SocketAddressText.describe(host: host, port: port)
+            guard !self.outboundPeers.contains(where: { $0.address == address }) else {
+                throw WeftError(.sync, "peer \(address) is already dialled")
+            }
+            guard self.outboundPeers.count < SyncShellLimits.outboundPeersMax else {
+                throw WeftError(.sync, "at most \(SyncShellLimits.outboundPeersMax) outbound peers")
+            }
+            let peer = _OutboundPeer(address: address)
+            let reconnector = Reconnector(loop: self.loop, host: host, port: port) {
+                [weak self, weak peer] connection in
+                guard let self, let peer else { return connection.close() }
+                self.open(connection, side: .initiator, outbound: peer)
+            }
+            reconnector.onRetryScheduled = { [weak self, weak peer] error, delay in
+                guard let self, let peer else { return }
+                if let error { peer.status.lastError = "\(error)" }
+                self.logger.debug(
+                    "sync peer retry scheduled",
+                    metadata: [
+                        "peer": "\(peer.address)", "delay_ms": "\(delay)",
+                        "error": "\(error.map { "\($0)" } ?? "none")",
+                    ])
+                self.publishStatus()
+            }
+            do {
+                try reconnector.start()
+            } catch {
+                throw WeftError(.sync, "cannot dial \(address): \(error)")
+            }
+            peer.reconnector = reconnector
+            self.outboundPeers.append(peer)
+            self.publishStatus()
+        }
+    }
+
+    /// Closes every session with a shutdown error frame, stops dialling and listening, and stops the loop.
+    /// Safe to call more than once.
+    public func shutdown() async {
+        try? await onLoop { () throws(WeftError) in self.closeEverything() }
+        loop.beginShutdown()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread { [loop] in
+                loop.waitUntilStopped()
+                continuation.resume()
+            }
+        }
+    }
+
+    // MARK: - Loop work
+
+    /// Runs `work` on the loop thread.
+    func onLoop<Value: Sendable>(_ work: @escaping @Sendable () throws(WeftError) -> Value) async throws(WeftError)
+        -> Value
+    {
+        let result: Result<Value, WeftError>
+        do {
+            result = try await loop.submit { () -> Result<Value, WeftError> in
+                do throws(WeftError) { return .success(try work()) } catch { return .failure(error) }
+            }
+        } catch {
+            throw WeftError(.shutDown, "the sync loop is stopped: \(error)")
+        }
+        return try result.get()
+    }
+
+    /// Milliseconds on a monotonic clock, for sessions (only differences matter).
+    var now: UInt64 {
+        let elapsed = clockOrigin.duration(to: .now)
+        return UInt64(elapsed.components.seconds) * 1_000
+            + UInt64(elapsed.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    private func closeEverything() {
+        guard !isShuttingDown else { return }
+        isShuttingDown = true
+        for peer in outboundPeers {
+            peer.reconnector?.stop()
+        }
+        for channel in Array(channels.values) where !channel.isClosed {
+            perform(
+                channel.session.onClose(error: SyncError(.shutdown, "the replica is shutting down"), now: now),
+                on: channel)
+        }
+        listener?.close()
+        listener = nil
+        clientService?.listenerToken?.cancel()
+        logger.info("sync driver stopped")
+        publishStatus()
+    }
+
+    // MARK: - Status
+
+    /// Recomputes the published status from the loop-confined state and tells the observers.
+    func publishStatus() {
+        var peers = outboundPeers.map { $0.channel?.status ?? $0.status }
+        for channel in channels.values where channel.outbound == nil {
+            peers.append(channel.status)
+        }
+        let status = SyncDriverStatus(listeningAddress: listener?.address, peers: peers)
+        let observers = sharedLock.withLock { () -> [@Sendable (SyncDriverStatus) -> Void] in
+            guard publishedStatus != status else { return [] }
+            publishedStatus = status
+            return statusObservers
+        }
+        for observer in observers { observer(status) }
+    }
+
+    // MARK: - Pumping local ops
+
+    /// The replica grew: schedules one pass over every session, coalescing requests made meanwhile.
+    func requestPump() {
+        let schedule = sharedLock.withLock { () -> Bool in
+            guard !pumpScheduled else { return false }
+            pumpScheduled = true
+            return true
+        }
+        guard schedule else { return }
+        do {
+            try loop.execute { [weak self] in self?.pumpAll() }
+        } catch {
+            sharedLock.withLock { pumpScheduled = false }
+            logger.debug("sync pump not scheduled", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The replica's state changed: schedules one pass over the client watches.
+    private func clientValuesChanged(_ batch: ChangeBatch) {
+        guard let clientService, clientService.noteChanges(batch) else { return }
+        do {
+            try loop.execute { [weak self] in self?.sendWatchEvents() }
+        } catch {
+            logger.debug("sync watch pass not scheduled", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func sendWatchEvents() {
+        guard let clientService else { return }
+        for (key, event) in clientService.takeEvents() {
+            guard let channel = channels[key], !channel.isClosed else { continue }
+            perform(channel.session.onClientEvent(event, now: now), on: channel)
+        }
+    }
+
+    private func pumpAll() {
+        sharedLock.withLock { pumpScheduled = false }
+        let source = _SyncTargetSource(target: target)
+        for channel in Array(channels.values) where !channel.isClosed {
+            perform(channel.session.onLocalOpsAppended(source: source, now: now), on: channel)
+        }
+        publishStatus()
+    }
+}
+
+/// `host:port`, bracketing IPv6 addresses, as WeftNet writes addresses.
+enum SocketAddressText {
+    static func describe(host: String, port: Int) -> String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+}

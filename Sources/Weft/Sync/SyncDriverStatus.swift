@@ -1,0 +1,47 @@
+import WeftCore
+import WeftSync
+
+/// How one connection of a ``SyncDriver`` stands: who is at the other end, whether the session is up,
+/// and how far behind the peer is.
+public struct SyncPeerStatus: Sendable, Hashable {
+    /// Which side opened the connection.
+    public enum Direction: String, Sendable, Hashable {
+        /// A peer this driver dials (and redials) itself.
+        case outbound
+        /// A peer that connected to this driver's listener.
+        case inbound
+    }
+
+    /// `host:port` dialled (outbound) or the remote address (inbound).
+    public var address: String
+    /// Which side opened the connection.
+    public var direction: Direction
+    /// The peer's replica id, once its hello arrived.
+    public var replica: ReplicaID?
+    /// The peer's role, once its hello arrived.
+    public var role: SyncRole?
+    /// True while the session is authenticated and streaming.
+    public var isConnected: Bool
+    /// Ops this replica holds that the peer has not acknowledged yet.
+    public var opsBehind: UInt64
+    /// Sessions that reached the connected phase on this address (outbound: across reconnects).
+    public var sessionsEstablished: Int
+    /// The last error a session or the transport reported, as text.
+    public var lastError: String?
+}
+
+/// A snapshot of a ``SyncDriver``: where it listens and every peer it knows.
+///
+/// ```swift
+/// let status = driver.status
+/// for peer in status.peers where !peer.isConnected { print(peer.address, peer.lastError ?? "") }
+/// ```
+public struct SyncDriverStatus: Sendable, Hashable {
+    /// The address the driver listens on, if it listens.
+    public var listeningAddress: String?
+    /// Outbound peers (connected or not), then inbound connections still open.
+    public var peers: [SyncPeerStatus]
+
+    /// The peers whose session is connected.
+    public var connectedCount: Int { peers.count(where: \.isConnected) }
+}

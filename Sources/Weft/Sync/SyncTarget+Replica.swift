@@ -1,0 +1,93 @@
+import Foundation
+import Logging
+import WeftCore
+import WeftSync
+
+// MARK: - SyncTarget
+
+/// A replica serves sessions what it made durable: its own ops leave the machine only once in the
+/// database file, and acks cover only durable ops, so a crash never loses an op a peer counts as held.
+extension Replica: SyncTarget {
+    func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void) {
+        let waiter = _DurableWaiter(replica: self, listener: listener)
+        let token = addChangeListener { _ in waiter.changed() }
+        waiter.keep(token)
+    }
+}
+
+/// Calls a listener once the changes seen so far are durable: one flush in flight at a time, and changes
+/// made during a flush make it go round once more.
+final class _DurableWaiter: @unchecked Sendable {
+    private let lock = NSLock()
+    private weak var replica: Replica?
+    private let listener: @Sendable () -> Void
+    private var flushing = false
+    private var dirty = false
+    private var token: ChangeListenerToken?
+
+    init(replica: Replica, listener: @escaping @Sendable () -> Void) {
+        self.replica = replica
+        self.listener = listener
+    }
+
+    func keep(_ token: ChangeListenerToken) { lock.withLock { self.token = token } }
+
+    func changed() {
+        let start = lock.withLock { () -> Bool in
+            dirty = true
+            guard !flushing else { return false }
+            flushing = true
+            return true
+        }
+        guard start else { return }
+        Task { await self.flushLoop() }
+    }
+
+    private func flushLoop() async {
+        while lock.withLock({ () -> Bool in
+            guard dirty else {
+                flushing = false
+                return false
+            }
+            dirty = false
+            return true
+        }) {
+            guard let replica, !replica.isShutDown else {
+                lock.withLock { flushing = false }
+                return
+            }
+            try? await replica.flush()
+            listener()
+        }
+    }
+}
+
+// MARK: - Serving a replica
+
+extension SyncDriver {
+    /// A driver that replicates `replica` with peers and serves its values to daemon clients.
+    ///
+    /// ```swift
+    /// let replica = try Replica.open(at: "weft-data/weft.sqlite")
+    /// var configuration = SyncConfiguration(replica: replica.replicaID, role: .hub, name: "weft", tokens: book)
+    /// let driver = try SyncDriver(replica: replica, configuration: configuration)
+    /// try await driver.listen(on: "127.0.0.1", port: 7700)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - replica: the local replica; its id must be `configuration.replica`.
+    ///   - configuration: role (`.peer` or `.hub`), name, tokens and pacing.
+    ///   - logger: where connections, handshakes and errors are logged.
+    /// - Throws: `WeftError` with code `sync` for a configuration that does not fit the replica.
+    public convenience init(replica: Replica, configuration: SyncConfiguration, logger: Logger)
+        throws(WeftError)
+    {
+        guard configuration.replica == replica.replicaID else {
+            throw WeftError(
+                .sync,
+                "the configuration speaks for \(configuration.replica), the replica is \(replica.replicaID)"
+            )
+        }
+        try self.init(target: replica, configuration: configuration, clients: replica, logger: logger)
+    }
+}

@@ -1,0 +1,51 @@
+import WeftCore
+import WeftSync
+
+/// What the sync shell needs from the local replica: its op log to read from, a way to merge what
+/// peers send, and a signal when the log grew. `Replica` conforms; tests use a merge engine behind a lock.
+///
+/// Every member is called from the driver's loop thread; implementations must be thread-safe because
+/// the app writes from other threads meanwhile.
+///
+/// ```swift
+/// final class EngineTarget: SyncTarget {
+///     var durableVersionVector: VersionVector { lock.withLock { engine.versionVector } }
+///     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) throws -> [Op] { … }
+///     func applyRemote(_ ops: [Op]) throws -> ApplyReport { … ; notify() }
+///     func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void) { listeners.append(listener) }
+/// }
+/// ```
+protocol SyncTarget: AnyObject, Sendable {
+    /// Every op the replica holds durably, per origin, gap-free: what hellos announce and acks cover, so
+    /// that a crash never loses an op a peer counts as held.
+    var durableVersionVector: VersionVector { get }
+
+    /// Ops of `origin` after `sequence`, in sequence order, at most `limit`; the replica's own ops only
+    /// once durable.
+    /// - Throws: any storage error; the session it serves closes with ``SyncErrorCode/localFailure``.
+    func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) throws -> [Op]
+
+    /// Merges ops received from a peer (checking their stamps against the clock's drift bound).
+    /// - Throws: `WeftError` with code `clockRefused` for a stamp too far ahead, or any storage error; the
+    ///   session the ops came from closes with an error frame.
+    @discardableResult
+    func applyRemote(_ ops: [Op]) throws -> ApplyReport
+
+    /// Registers `listener`, called (on any thread) each time the durable log grew: local writes and merged
+    /// ops, once durable.
+    func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void)
+}
+
+/// Reads a ``SyncTarget`` as the session's ``OpSource``, for the duration of one event.
+struct _SyncTargetSource: OpSource {
+    let target: any SyncTarget
+
+    var versionVector: VersionVector { target.durableVersionVector }
+
+    func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> [Op] {
+        precondition(limit >= 1, "a session asks for at least one op")
+        let ops = try target.ops(from: origin, after: sequence, limit: limit)
+        precondition(ops.count <= limit, "the target returned more ops than asked")
+        return ops
+    }
+}

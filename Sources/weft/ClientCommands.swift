@@ -1,0 +1,294 @@
+import ArgumentParser
+import Foundation
+import Weft
+import WeftCore
+import WeftSync
+
+/// Options shared by every command that talks to a running `weft serve`.
+struct ClientOptions: ParsableArguments {
+    @Option(help: "The daemon, as HOST:PORT.")
+    var server: String = "127.0.0.1:7700"
+
+    @Option(help: "The secret shared with the daemon (16 to 1024 bytes); defaults to $WEFT_TOKEN.")
+    var token: String?
+
+    @Option(help: "The name this client's token is filed under in the daemon's token file.")
+    var name: String = "client"
+
+    @Option(help: "The name the daemon introduces itself with (its --name).")
+    var serverName: String = "weft"
+
+    @Option(help: "How long connecting and authenticating may take, in milliseconds.")
+    var timeout: Int = 5_000
+
+    func validate() throws {
+        _ = try endpoint()
+        guard (1...NetTimeoutBounds.millisecondsMax).contains(timeout) else {
+            throw ValidationError("--timeout must be in 1...\(NetTimeoutBounds.millisecondsMax)")
+        }
+    }
+
+    /// `--server` split into host and port.
+    func endpoint() throws(ValidationError) -> (host: String, port: Int) {
+        try HostPort.parse(server, option: "--server")
+    }
+
+    /// Connects and authenticates, or exits with a clear message and the matching code.
+    func connect() async throws -> SyncClient {
+        guard let secret = token ?? ProcessInfo.processInfo.environment["WEFT_TOKEN"] else {
+            throw ClientFailure(code: .usage, "no token: pass --token or set WEFT_TOKEN")
+        }
+        let authToken: AuthToken
+        do {
+            authToken = try AuthToken(string: secret)
+        } catch {
+            throw ClientFailure(code: .usage, "invalid token: \(error)")
+        }
+        let (host, port) = try endpoint()
+        do {
+            return try await SyncClient.connect(
+                host: host, port: port, name: name, token: authToken, serverName: serverName,
+                timeoutMilliseconds: timeout)
+        } catch {
+            throw ClientFailure(error)
+        }
+    }
+}
+
+/// Bounds of the client's connect timeout (WeftNet's connect limit).
+enum NetTimeoutBounds {
+    static let millisecondsMax = 10_000
+}
+
+/// A client command failed: printed as JSON on stderr, with an exit code per kind of failure.
+struct ClientFailure: Error {
+    /// Exit codes of the client commands (documented in Docs/CLI.md).
+    enum Code: Int32 {
+        /// The daemon refused or failed the request (bad path, invalid value…).
+        case requestFailed = 1
+        /// Bad arguments or a missing token.
+        case usage = 2
+        /// The daemon could not be reached, or the connection broke.
+        case unreachable = 3
+        /// The daemon refused the token, or the token may not touch the path.
+        case authentication = 4
+    }
+
+    let code: Code
+    let kind: String
+    let message: String
+
+    init(code: Code, _ message: String) {
+        self.code = code
+        kind = code == .usage ? "usage" : "client"
+        self.message = message
+    }
+
+    init(_ error: WeftError) {
+        switch error.code {
+        case .authentication: code = .authentication
+        case .sync where error.message.hasPrefix("requestFailed") || error.message.hasPrefix("limitExceeded"):
+            code = .requestFailed
+        case .sync, .shutDown, .protocolMismatch: code = .unreachable
+        default: code = .requestFailed
+        }
+        kind = error.code.rawValue
+        message = error.message
+    }
+
+    /// Prints the failure on stderr and exits with its code.
+    func exit() -> Never {
+        let object: Value = .object([
+            "error": .object(["code": .string(kind), "message": .string(message)])
+        ])
+        FileHandle.standardError.write(Data((object.jsonString() + "\n").utf8))
+        Foundation.exit(code.rawValue)
+    }
+}
+
+/// Runs one client command against the daemon: connect, `body`, close; failures exit with their code.
+func runClient(_ options: ClientOptions, _ body: (SyncClient) async throws -> Void) async -> Never {
+    do {
+        let client = try await options.connect()
+        do {
+            try await body(client)
+        } catch {
+            await client.close()
+            throw error
+        }
+        await client.close()
+        Foundation.exit(0)
+    } catch let failure as ClientFailure {
+        failure.exit()
+    } catch let error as WeftError {
+        ClientFailure(error).exit()
+    } catch {
+        ClientFailure(code: .requestFailed, "\(error)").exit()
+    }
+}
+
+/// Parses command-line paths and JSON values, with errors that name what was wrong.
+enum ClientInput {
+    static func path(_ text: String) throws -> Path {
+        do {
+            return try Path(text)
+        } catch {
+            throw ClientFailure(code: .usage, "invalid path \(text): \(error)")
+        }
+    }
+
+    static func json(_ text: String) throws -> Value {
+        do {
+            return try Value(json: text)
+        } catch {
+            throw ClientFailure(code: .usage, "invalid JSON \(text): \(error)")
+        }
+    }
+
+    static func number(_ text: String) throws -> Number {
+        guard let number = Number(try json(text)) else {
+            throw ClientFailure(code: .usage, "\(text) is not a number")
+        }
+        return number
+    }
+
+    static func printJSON(_ value: Value) {
+        print(value.jsonString())
+    }
+}
+
+/// `HOST:PORT` as given on the command line.
+enum HostPort {
+    static func parse(_ text: String, option: String) throws(ValidationError) -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":") else {
+            throw ValidationError("\(option) must be HOST:PORT, got \(text)")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port) else {
+            throw ValidationError("\(option) must be HOST:PORT with a port in 0...65535, got \(text)")
+        }
+        return (host, port)
+    }
+}
+
+// MARK: - Commands
+
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get", abstract: "Print the JSON value at a path (null when absent).")
+    @OptionGroup var options: ClientOptions
+    @Argument(help: "The path, e.g. /users/ada.") var path: String
+
+    func run() async throws {
+        await runClient(options) { client in
+            ClientInput.printJSON(try await client.request(.get(try ClientInput.path(path))))
+        }
+    }
+}
+
+struct SetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set", abstract: "Replace the value at a path (null deletes it).")
+    @OptionGroup var options: ClientOptions
+    @Argument(help: "The path.") var path: String
+    @Argument(help: "The new value, as JSON.") var json: String
+
+    func run() async throws {
+        await runClient(options) { client in
+            try await client.request(.set(try ClientInput.path(path), try ClientInput.json(json)))
+            ClientInput.printJSON(.object(["ok": .bool(true)]))
+        }
+    }
+}
+
+struct MergeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "merge", abstract: "Set the listed children of a path, keeping the others.")
+    @OptionGroup var options: ClientOptions
+    @Argument(help: "The path.") var path: String
+    @Argument(help: "A JSON object of children (keys may be relative paths such as \"a/b\").") var json: String
+
+    func run() async throws {
+        await runClient(options) { client in
+            guard case .object(let children) = try ClientInput.json(json) else {
+                throw ClientFailure(code: .usage, "merge takes a JSON object, got \(json)")
+            }
+            var merged: [MergeChild] = []
+            for (key, value) in children.sorted(by: { $0.key < $1.key }) {
+                merged.append(MergeChild(relative: try ClientInput.path(key), value: value))
+            }
+            try await client.request(.merge(try ClientInput.path(path), merged))
+            ClientInput.printJSON(.object(["ok": .bool(true)]))
+        }
+    }
+}
+
+struct PushCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "push", abstract: "Add a child under a new, chronologically sorted push id; prints the key.")
+    @OptionGroup var options: ClientOptions
+    @Argument(help: "The parent path.") var path: String
+    @Argument(help: "The child's value, as JSON.") var json: String
+
+    func run() async throws {
+        await runClient(options) { client in
+            let key = try await client.request(.push(try ClientInput.path(path), try ClientInput.json(json)))
+            ClientInput.printJSON(.object(["key": key]))
+        }
+    }
+}
+
+struct IncrementCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "incr", abstract: "Add a step to a number (a missing node counts as 0).")
+    @OptionGroup var options: ClientOptions
+    @Argument(help: "The path.") var path: String
+    @Argument(help: "The step, an integer or a decimal number.") var by: String = "1"
+
+    func run() async throws {
+        await runClient(options) { client in
+            let path = try ClientInput.path(path)
+            try await client.request(.increment(path, by: try ClientInput.number(by), from: .int(0)))
+            ClientInput.printJSON(try await client.request(.get(path)))
+        }
+    }
+}
+
+struct WatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Print the value at a path now and after every change, one JSON line each, until interrupted.")
+    @OptionGroup var options: ClientOptions
+    @Argument(help: "The path.") var path: String
+
+    func run() async throws {
+        await runClient(options) { client in
+            try await client.watch(try ClientInput.path(path)) { value in
+                FileHandle.standardOutput.write(Data((value.jsonString() + "\n").utf8))
+            }
+            if let error = await client.waitUntilClosed() { throw ClientFailure(error) }
+        }
+    }
+}
+
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Check that the daemon answers and accepts the token; prints the round trip time as JSON.")
+    @OptionGroup var options: ClientOptions
+
+    func run() async throws {
+        await runClient(options) { client in
+            let started = ContinuousClock.now
+            _ = try await client.request(.get(.root))
+            let elapsed = started.duration(to: .now)
+            let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1e3
+            ClientInput.printJSON(
+                .object([
+                    "server": .string(options.server), "authenticated": .bool(true),
+                    "roundTripMilliseconds": .double((milliseconds * 1000).rounded() / 1000),
+                ]))
+        }
+    }
+}

@@ -1,0 +1,152 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Weft
+import WeftNet
+import WeftSync
+
+/// `weft serve`: opens a replica, listens for peers and clients, dials peers, until SIGINT or SIGTERM.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract:
+            "Run a replica as a daemon: replicate with peers and serve clients until SIGINT or SIGTERM.")
+
+    enum Role: String, ExpressibleByArgument, CaseIterable {
+        case peer, hub
+    }
+
+    @Option(help: "The replica's SQLite file (created when missing).")
+    var db: String
+
+    @Option(
+        help:
+            "Where to listen for peers and clients, as HOST:PORT (a numeric address; port 0 picks one).")
+    var listen: String
+
+    @Option(help: "A peer to dial and keep dialling, as HOST:PORT; repeat for several.")
+    var peer: [String] = []
+
+    @Option(help: "The token file: one NAME SECRET per line (see Docs/CLI.md).")
+    var tokens: String?
+
+    @Option(
+        help: "The name this daemon introduces itself with; peers and clients file its token under it.")
+    var name: String = "weft"
+
+    @Option(help: "This replica's role: \(Role.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var role: Role = .peer
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        _ = try HostPort.parse(listen, option: "--listen")
+        for address in peer {
+            let (_, port) = try HostPort.parse(address, option: "--peer")
+            guard port > 0 else {
+                throw ValidationError("--peer needs a port in 1...65535, got \(address)")
+            }
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("unknown --log-level \(logLevel)")
+        }
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "weft.serve")
+        do {
+            try await serve(logger: logger)
+        } catch {
+            logger.critical("weft serve stopped on an error", metadata: ["error": "\(error)"])
+            throw ExitCode(1)
+        }
+    }
+
+    private func serve(logger: Logger) async throws {
+        var book = TokenBook()
+        if let tokens {
+            book = try TokenFile.load(path: tokens)
+        } else {
+            logger.warning("no --tokens file: every peer and client will be refused")
+        }
+        let directory = (db as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        let replica = try Replica.open(at: db)
+        try await replica.waitUntilLoaded()
+        logger.info("replica open", metadata: ["db": "\(db)", "replica": "\(replica.replicaID)"])
+        var configuration = SyncConfiguration(
+            replica: replica.replicaID, role: role == .hub ? .hub : .peer, name: name, tokens: book)
+        configuration.name = name
+        let driver = try SyncDriver(replica: replica, configuration: configuration, logger: logger)
+        let stop = StopSignal()
+        try await driver.loop.submit {
+            for signal in [SIGINT, SIGTERM] {
+                try driver.loop.onSignal(signal) {
+                    logger.info("signal received, shutting down", metadata: ["signal": "\(signal)"])
+                    stop.fire()
+                }
+            }
+        }
+        do {
+            let (host, port) = try HostPort.parse(listen, option: "--listen")
+            let bound = try await driver.listen(on: host, port: port)
+            // One line on stdout so scripts and tests can learn the port chosen for port 0.
+            FileHandle.standardOutput.write(
+                Data("listening \(describeAddress(host: host, port: bound))\n".utf8))
+            for address in peer {
+                let (peerHost, peerPort) = try HostPort.parse(address, option: "--peer")
+                try await driver.addPeer(host: peerHost, port: peerPort)
+            }
+        } catch {
+            await driver.shutdown()
+            await replica.shutdown()
+            throw error
+        }
+        await stop.wait()
+        await driver.shutdown()
+        try await replica.flush()
+        await replica.shutdown()
+        logger.info("weft serve stopped cleanly")
+    }
+}
+
+/// `host:port`, bracketing IPv6 addresses.
+private func describeAddress(host: String, port: Int) -> String {
+    host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+}
+
+/// Fired once by a signal handler on the loop thread; awaited by the command.
+final class StopSignal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var fired = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func fire() {
+        let waiting = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            fired = true
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let done = lock.withLock { () -> Bool in
+                if fired { return true }
+                waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import WeftSync
+
+/// The daemon's token file: one `NAME SECRET` per line, `#` starts a comment, blank lines are skipped.
+///
+/// ```
+/// # peers: the same secret on both sides of each pair, filed under the other's name
+/// berlin   a long secret shared by paris and berlin
+/// # clients: the name they pass with --name
+/// client   the command line's secret
+/// ```
+///
+/// The secret is the rest of the line after the name and spaces (16 to 1024 bytes); every entry gets full
+/// read and write permissions.
+enum TokenFile {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Most entries one file may hold.
+    static let entriesMax = 10_000
+
+    static func load(path: String) throws -> TokenBook {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw Failure(description: "cannot read the token file \(path): \(error.localizedDescription)")
+        }
+        return try parse(text, source: path)
+    }
+
+    static func parse(_ text: String, source: String) throws -> TokenBook {
+        var book = TokenBook()
+        var names = Set<String>()
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let place = "\(source):\(index + 1)"
+            guard let space = line.firstIndex(where: { $0 == " " || $0 == "\t" }) else {
+                throw Failure(description: "\(place): expected NAME SECRET")
+            }
+            let name = String(line[..<space])
+            let secret = line[space...].trimmingCharacters(in: .whitespaces)
+            guard names.insert(name).inserted else { throw Failure(description: "\(place): \(name) appears twice") }
+            guard names.count <= entriesMax else {
+                throw Failure(description: "\(source): more than \(entriesMax) entries")
+            }
+            do {
+                book.set(try AuthToken(string: secret), for: name)
+            } catch {
+                throw Failure(description: "\(place): invalid secret for \(name): \(error)")
+            }
+        }
+        return book
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+
+/// Real `weft serve` processes on 127.0.0.1 with ephemeral ports, driven by real `weft` client commands.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct DaemonIntegrationTests {
+    static let clientToken = "integration client secret, long enough"
+    static let meshToken = "integration mesh secret shared by every daemon"
+
+    /// Every daemon files the mesh secret under every other daemon's name, and the client's under "client".
+    static func tokens(_ scratch: Scratch, names: [String]) throws -> String {
+        var lines = ["# written by DaemonIntegrationTests", "client \(clientToken)"]
+        for name in names { lines.append("\(name) \(meshToken)") }
+        return try scratch.write("tokens", lines.joined(separator: "\n") + "\n")
+    }
+
+    static func client(_ daemon: Daemon, name: String, _ arguments: [String], token: String = clientToken) throws
+        -> (status: Int32, stdout: String, stderr: String)
+    {
+        let command = arguments[0]
+        let rest = Array(arguments.dropFirst())
+        return try WeftBinary.run(
+            [command, "--server", "127.0.0.1:\(daemon.port)", "--server-name", name] + rest, token: token)
+    }
+
+    @Test func aHubServesClientsEveryCommandWithJSONOutAndExitCodes() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let hub = try Daemon(
+            database: scratch.file("hub.sqlite"), tokens: try Self.tokens(scratch, names: []), name: "hub")
+        defer { hub.stop() }
+
+        let set = try Self.client(hub, name: "hub", ["set", "/users/ada", #"{"name":"Ada"}"#])
+        #expect(set.status == 0)
+        #expect(set.stdout == #"{"ok":true}"#)
+        #expect(try Self.client(hub, name: "hub", ["merge", "/users/ada", #"{"born":1815}"#]).status == 0)
+        #expect(try Self.client(hub, name: "hub", ["incr", "/visits", "5"]).stdout == "5")
+        #expect(try Self.client(hub, name: "hub", ["incr", "/visits"]).stdout == "6")
+        let push = try Self.client(hub, name: "hub", ["push", "/log", #""started""#])
+        #expect(push.status == 0)
+        #expect(push.stdout.hasPrefix(#"{"key":""#))
+        let get = try Self.client(hub, name: "hub", ["get", "/users/ada"])
+        #expect(get.status == 0)
+        #expect(get.stdout == #"{"born":1815,"name":"Ada"}"#)
+        #expect(try Self.client(hub, name: "hub", ["get", "/nothing"]).stdout == "null")
+        #expect(try Self.client(hub, name: "hub", ["status"]).stdout.contains(#""authenticated":true"#))
+
+        let refused = try Self.client(hub, name: "hub", ["get", "/users"], token: "a wrong secret, long enough")
+        #expect(refused.status == 4)
+        #expect(refused.stderr.contains(#""code":"authentication""#))
+        #expect(hub.log.contains("authenticationFailed"))
+        let badJSON = try Self.client(hub, name: "hub", ["set", "/x", "{not json"])
+        #expect(badJSON.status == 2)
+        let nobody = try WeftBinary.run(["get", "/x", "--server", "127.0.0.1:1"], token: Self.clientToken)
+        #expect(nobody.status == 3)
+    }
+
+    @Test func peersDialingAHubConvergeOnEqualValues() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let tokens = try Self.tokens(scratch, names: ["hub", "north", "south"])
+        let hub = try Daemon(database: scratch.file("hub.sqlite"), tokens: tokens, name: "hub")
+        defer { hub.stop() }
+        let north = try Daemon(
+            database: scratch.file("north.sqlite"), peers: [hub.port], tokens: tokens, name: "north")
+        defer { north.stop() }
+        let south = try Daemon(
+            database: scratch.file("south.sqlite"), peers: [hub.port], tokens: tokens, name: "south")
+        defer { south.stop() }
+
+        for index in 0..<5 {
+            #expect(try Self.client(north, name: "north", ["incr", "/count", "1"]).status == 0)
+            #expect(try Self.client(south, name: "south", ["incr", "/count", "10"]).status == 0)
+            #expect(try Self.client(hub, name: "hub", ["set", "/hub/\(index)", "\(index)"]).status == 0)
+        }
+        #expect(try Self.client(north, name: "north", ["set", "/from/north", #""n""#]).status == 0)
+        try eventually("three daemons to hold equal trees") {
+            let values = try [(hub, "hub"), (north, "north"), (south, "south")].map {
+                try Self.client($0.0, name: $0.1, ["get", "/"]).stdout
+            }
+            return values[0].contains(#""count":55"#) && values[0].contains(#""north":"n""#)
+                && values[1] == values[0] && values[2] == values[0]
+        }
+        // A clean stop: SIGTERM ends with status 0 and a log line.
+        #expect(south.stop(SIGTERM) == 0)
+        #expect(south.log.contains("stopped cleanly"))
+    }
+
+    @Test func aDaemonKilledWithSIGKILLRestartsOnItsDatabaseAndCatchesUp() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let tokens = try Self.tokens(scratch, names: ["hub", "edge"])
+        var hub = try Daemon(database: scratch.file("hub.sqlite"), tokens: tokens, name: "hub")
+        defer { hub.stop() }
+        let port = hub.port
+        let edge = try Daemon(database: scratch.file("edge.sqlite"), peers: [port], tokens: tokens, name: "edge")
+        defer { edge.stop() }
+
+        #expect(try Self.client(hub, name: "hub", ["set", "/before", #""kill""#]).status == 0)
+        #expect(try Self.client(edge, name: "edge", ["incr", "/edits", "1"]).status == 0)
+        try eventually("the first exchange") {
+            try Self.client(edge, name: "edge", ["get", "/before"]).stdout == #""kill""#
+                && (try Self.client(hub, name: "hub", ["get", "/edits"]).stdout) == "1"
+        }
+        hub.stop(SIGKILL)
+        #expect(try Self.client(edge, name: "edge", ["incr", "/edits", "1"]).status == 0)
+        #expect(try Self.client(edge, name: "edge", ["set", "/during", "true"]).status == 0)
+
+        hub = try Daemon(database: scratch.file("hub.sqlite"), port: port, tokens: tokens, name: "hub")
+        #expect(try Self.client(hub, name: "hub", ["get", "/before"]).stdout == #""kill""#)
+        try eventually("the edge to redial and the hub to catch up") {
+            try Self.client(hub, name: "hub", ["get", "/edits"]).stdout == "2"
+                && (try Self.client(hub, name: "hub", ["get", "/during"]).stdout) == "true"
+        }
+        let trees = try [(hub, "hub"), (edge, "edge")].map { try Self.client($0.0, name: $0.1, ["get", "/"]).stdout }
+        #expect(trees[0] == trees[1])
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+
+/// Runs the built `weft` executable: daemons that stay up until killed, and client commands that finish.
+enum WeftBinary {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The `weft` executable built next to this test bundle (or `$WEFT_BINARY`).
+    static func url() throws -> URL {
+        if let path = ProcessInfo.processInfo.environment["WEFT_BINARY"] {
+            return URL(fileURLWithPath: path)
+        }
+        var directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        #if canImport(Darwin)
+            directory = Bundle.main.bundleURL.deletingLastPathComponent()
+        #endif
+        for candidate in [directory, directory.deletingLastPathComponent()] {
+            let binary = candidate.appendingPathComponent("weft")
+            if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
+        }
+        throw Failure(description: "no weft executable next to \(directory.path); build it or set WEFT_BINARY")
+    }
+
+    /// Runs a client command to completion, at most `seconds`.
+    static func run(_ arguments: [String], token: String, seconds: Double = 20) throws -> (
+        status: Int32, stdout: String, stderr: String
+    ) {
+        let process = Process()
+        process.executableURL = try url()
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["WEFT_TOKEN"] = token
+        process.environment = environment
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            throw Failure(description: "weft \(arguments.joined(separator: " ")) ran longer than \(seconds) s")
+        }
+        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return (process.terminationStatus, stdout.trimmingCharacters(in: .whitespacesAndNewlines), stderr)
+    }
+}
+
+/// A `weft serve` child process: started, its port read from its first stdout line, killed on `stop`.
+final class Daemon {
+    let process = Process()
+    let port: Int
+    let database: String
+    private let logPath: String
+
+    /// Starts `weft serve` and waits (at most `seconds`) for its `listening HOST:PORT` line.
+    init(database: String, port: Int = 0, peers: [Int] = [], tokens: String, name: String, seconds: Double = 20)
+        throws
+    {
+        self.database = database
+        logPath = database + ".\(name).log"
+        process.executableURL = try WeftBinary.url()
+        var arguments = [
+            "serve", "--db", database, "--listen", "127.0.0.1:\(port)", "--tokens", tokens, "--name", name,
+        ]
+        for peer in peers { arguments += ["--peer", "127.0.0.1:\(peer)"] }
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        try process.run()
+        let reader = output.fileHandleForReading
+        let deadline = Date().addingTimeInterval(seconds)
+        var text = ""
+        while !text.contains("\n") {
+            guard Date() < deadline, process.isRunning else {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                throw WeftBinary.Failure(description: "weft serve did not start: \(Self.read(logPath))")
+            }
+            let chunk = reader.availableData
+            if chunk.isEmpty { usleep(5_000) }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let line = text.split(separator: "\n").first, line.hasPrefix("listening "),
+            let colon = line.lastIndex(of: ":"), let bound = Int(line[line.index(after: colon)...])
+        else {
+            kill(process.processIdentifier, SIGKILL)
+            throw WeftBinary.Failure(description: "unexpected first line from weft serve: \(text)")
+        }
+        self.port = bound
+    }
+
+    /// The daemon's log so far.
+    var log: String { Self.read(logPath) }
+
+    private static func read(_ path: String) -> String {
+        (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    }
+
+    /// Sends `signal` and waits (at most 10 s, then SIGKILL) for the process to end; returns its status.
+    @discardableResult
+    func stop(_ signal: Int32 = SIGKILL) -> Int32 {
+        guard process.isRunning else { return process.terminationStatus }
+        kill(process.processIdentifier, signal)
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit { stop() }
+}
+
+/// A temporary folder for databases and token files, removed by `remove()`.
+struct Scratch {
+    let path: String
+
+    init() throws {
+        path = NSTemporaryDirectory() + "weft-integration-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func file(_ name: String) -> String { path + "/" + name }
+
+    func write(_ name: String, _ text: String) throws -> String {
+        try text.write(toFile: file(name), atomically: true, encoding: .utf8)
+        return file(name)
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// Polls `condition` every 50 ms until it holds, at most `seconds`.
+func eventually(_ what: String, seconds: Double = 20, _ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return }
+        usleep(50_000)
+    }
+    if try condition() { return }
+    throw WeftBinary.Failure(description: "timed out after \(seconds) s waiting for \(what)")
+}

@@ -1,0 +1,107 @@
+import Testing
+import WeftCore
+import WeftSync
+
+@testable import Weft
+
+@Suite(.timeLimit(.minutes(1))) struct SyncClientRequestTests {
+    static let clientToken = try! AuthToken(string: "the command line's own secret")
+
+    /// A hub for node 0 that serves clients named "cli", introducing itself as "hub".
+    static func hub() throws -> (SyncDriver, EngineTarget) {
+        let target = EngineTarget(node: 0)
+        var configuration = SyncFixture.configuration(node: 0, others: [1])
+        configuration.name = "hub"
+        configuration.tokens.set(clientToken, for: "cli")
+        return (try SyncDriver(target: target, configuration: configuration, clients: target), target)
+    }
+
+    @Test func aClientReadsAndWritesEveryKindOfOpThroughTheDaemon() async throws {
+        let (hub, target) = try Self.hub()
+        let port = try await hub.listen(on: "127.0.0.1", port: 0)
+        let client = try await SyncClient.connect(
+            host: "127.0.0.1", port: port, name: "cli", token: Self.clientToken, serverName: "hub")
+        do {
+            try await client.request(.set(try Path("/users/ada"), .object(["name": .string("Ada")])))
+            try await client.request(
+                .merge(try Path("/users/ada"), [MergeChild(relative: try Path("born"), value: .int(1815))]))
+            try await client.request(.increment(try Path("/visits"), by: .int(5), from: .int(0)))
+            try await client.request(.increment(try Path("/visits"), by: .int(2), from: .int(0)))
+            let key = try await client.request(.push(try Path("/log"), .string("first")))
+            guard case .string(let pushKey) = key else { throw WaitTimeout(what: "a push key", milliseconds: 0) }
+            #expect(pushKey.count == PushID.length)
+            #expect(try await client.request(.get(try Path("/users/ada/born"))) == .int(1815))
+            #expect(try await client.request(.get(try Path("/users/ada/name"))) == .string("Ada"))
+            #expect(try await client.request(.get(try Path("/visits"))) == .int(7))
+            #expect(try target.value(at: "/log/\(pushKey)") == .string("first"))
+            #expect(try await client.request(.get(try Path("/absent"))) == .null)
+        } catch {
+            await client.close()
+            await hub.shutdown()
+            throw error
+        }
+        await client.close()
+        await hub.shutdown()
+    }
+
+    @Test func aWatchSeesTheCurrentValueThenEveryChangeIncludingOnesFromPeers() async throws {
+        let (hub, target) = try Self.hub()
+        let peerTarget = EngineTarget(node: 1)
+        var peerConfiguration = SyncFixture.configuration(node: 1, others: [])
+        peerConfiguration.tokens.set(SyncFixture.token(0, 1), for: "hub")
+        let peer = try SyncDriver(target: peerTarget, configuration: peerConfiguration)
+        let port = try await hub.listen(on: "127.0.0.1", port: 0)
+        let client = try await SyncClient.connect(
+            host: "127.0.0.1", port: port, name: "cli", token: Self.clientToken, serverName: "hub")
+        let seen = LogRecorder()
+        do {
+            try target.write(.set(.int(1)), at: "/score")
+            try await client.watch(try Path("/score")) { value in seen.record("\(value)") }
+            try await SyncFixture.wait("the first event") { seen.messages == ["\(Value.int(1))"] }
+            try target.write(.increment(by: .int(1), from: .int(0)), at: "/score")
+            try target.write(.set(.string("unrelated")), at: "/elsewhere")
+            try await SyncFixture.wait("a local change") { seen.messages.count == 2 }
+            try await peer.addPeer(host: "127.0.0.1", port: port)
+            try peerTarget.write(.increment(by: .int(10), from: .int(0)), at: "/score")
+            try await SyncFixture.wait("a change from a peer") { seen.messages.last == "\(Value.int(12))" }
+            #expect(seen.messages == ["\(Value.int(1))", "\(Value.int(2))", "\(Value.int(12))"])
+        } catch {
+            await client.close()
+            for driver in [hub, peer] { await driver.shutdown() }
+            throw error
+        }
+        await client.close()
+        for driver in [hub, peer] { await driver.shutdown() }
+    }
+
+    @Test func aClientWithTheWrongTokenGetsAnAuthenticationError() async throws {
+        let (hub, _) = try Self.hub()
+        let port = try await hub.listen(on: "127.0.0.1", port: 0)
+        await #expect(throws: WeftError.self) {
+            _ = try await SyncClient.connect(
+                host: "127.0.0.1", port: port, name: "cli", token: try AuthToken(string: "a guess, and a wrong one"),
+                serverName: "hub")
+        }
+        let wrong = try AuthToken(string: "a guess, and a wrong one")
+        do {
+            _ = try await SyncClient.connect(
+                host: "127.0.0.1", port: port, name: "cli", token: wrong, serverName: "hub")
+            Issue.record("a wrong token was accepted")
+        } catch {
+            #expect(error.code == .authentication)
+        }
+        await hub.shutdown()
+    }
+
+    @Test func aClientDialingNothingGetsATypedError() async throws {
+        do {
+            _ = try await SyncClient.connect(
+                host: "127.0.0.1", port: 1, name: "cli", token: Self.clientToken, serverName: "hub",
+                timeoutMilliseconds: 2_000)
+            Issue.record("connecting to a closed port succeeded")
+        } catch {
+            #expect(error.code == .sync)
+            #expect(error.message.contains("127.0.0.1:1"))
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import Testing
+import WeftCore
+import WeftSync
+
+@testable import Weft
+
+@Suite(.timeLimit(.minutes(1))) struct SyncDriverReconnectTests {
+    @Test func aDroppedConnectionIsRedialledAndTheSessionResumesFromVersionVectors() async throws {
+        let hubTarget = EngineTarget(node: 0)
+        var hub = try SyncDriver(target: hubTarget, configuration: SyncFixture.configuration(node: 0, others: [1]))
+        let (peer, peerTarget) = try SyncFixture.driver(node: 1, others: [0])
+        do {
+            let port = try await hub.listen(on: "127.0.0.1", port: 0)
+            try await peer.addPeer(host: "127.0.0.1", port: port)
+            for index in 0..<100 { try peerTarget.write(.set(.int(Int64(index))), at: "/before/\(index)") }
+            try await SyncFixture.wait("the first session to converge") {
+                hubTarget.digest == peerTarget.digest && hubTarget.versionVector[peerTarget.replica] == 100
+            }
+            let batchesBefore = hubTarget.remoteBatchesApplied
+
+            // The hub goes away: the peer sees its connection drop and keeps writing meanwhile.
+            await hub.shutdown()
+            try await SyncFixture.wait("the peer to see the drop") { peer.status.connectedCount == 0 }
+            for index in 0..<50 { try peerTarget.write(.set(.int(Int64(index))), at: "/during/\(index)") }
+            try hubTarget.write(.set(.string("hub was away")), at: "/hub")
+
+            // A new hub on the same port, over the same replica: the peer redials with backoff.
+            hub = try SyncDriver(target: hubTarget, configuration: SyncFixture.configuration(node: 0, others: [1]))
+            try await hub.listen(on: "127.0.0.1", port: port)
+            try await SyncFixture.wait("the second session to converge") {
+                hubTarget.digest == peerTarget.digest && hubTarget.versionVector[peerTarget.replica] == 150
+                    && peerTarget.versionVector[hubTarget.replica] == 1
+            }
+            #expect(peer.status.peers.first?.sessionsEstablished == 2)
+            #expect(try peerTarget.value(at: "/hub") == .string("hub was away"))
+            // Resumed from version vectors: only the 50 new ops crossed, in a handful of batches.
+            #expect(hubTarget.remoteBatchesApplied - batchesBefore <= 50)
+            #expect(try hubTarget.value(at: "/during/49") == .int(49))
+        } catch {
+            await hub.shutdown()
+            await peer.shutdown()
+            throw error
+        }
+        await hub.shutdown()
+        await peer.shutdown()
+    }
+}
