@@ -33,7 +33,7 @@ final class Recorder<Output: Sendable>: @unchecked Sendable {
 
     @discardableResult
     func wait(for count: Int) async -> [Output] {
-        _ = await eventually(within: 30) { self.values.count + self.errors.count >= count }
+        await eventually(timeoutSeconds: 30) { self.values.count + self.errors.count >= count }
         return values
     }
 

@@ -18,10 +18,21 @@ final class Collector<Element: Sendable>: @unchecked Sendable {
 
     /// Waits until at least `count` values arrived (or the timeout passed) and returns them.
     @discardableResult
-    func wait(for count: Int, seconds: Double = 30) async -> [Element] {
-        _ = await eventually(within: seconds) { self.count >= count }
+    func wait(for count: Int, timeoutSeconds: Double = 30) async -> [Element] {
+        await eventually(timeoutSeconds: timeoutSeconds) { self.count >= count }
         return values
     }
+}
+
+/// Polls `condition` until it holds or the timeout passes; returns whether it held.
+@discardableResult
+func eventually(timeoutSeconds: Double = 5, _ condition: @Sendable () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(timeoutSeconds)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    return condition()
 }
 
 /// Waits for every block already queued on `queue` to run.
