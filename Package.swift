@@ -73,6 +73,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "SharedCounter", dependencies: ["Weft", "WeftCore"], path: "Examples/SharedCounter",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "ChatLog", dependencies: ["Weft"], path: "Examples/ChatLog", swiftSettings: strict
+        ),
         .target(
             name: "WeftSimulation",
             dependencies: ["WeftCore", "WeftStore", "WeftSync"],

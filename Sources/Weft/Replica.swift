@@ -52,6 +52,8 @@ public final class Replica: @unchecked Sendable {
     let committer: GroupCommitter
     let notifier = ChangeNotifier()
     let receipts = ReceiptBook()
+    /// What the public API keeps beside the engine: coders, callback queue, transactions in flight, feeds.
+    let api: APIState
     let regions = PreservedRegions()
     /// Guards the fields below, and the merge engine.
     let condition = NSCondition()
@@ -171,6 +173,7 @@ public final class Replica: @unchecked Sendable {
         self.options = options
         self.path = path
         self.replicaID = identity.replica
+        self.api = APIState(encoder: options.encoder, decoder: options.decoder, label: "weft.replica.callbacks")
         self.clock = HybridClock(
             replica: identity.replica, lastTime: identity.clockTime, driftMillisMax: options.driftMillisMax)
         self.acknowledgedThrough = marks.acknowledgedThrough
@@ -360,7 +363,8 @@ public final class Replica: @unchecked Sendable {
     }
 
     /// Lets work already started finish, commits what is pending, closes the store and delivers the last
-    /// changes. Later writes throw `WeftError` with code `shutDown`; reads keep answering from memory.
+    /// changes. Later writes throw `WeftError` with code `shutDown`; reads keep answering from memory;
+    /// event publishers finish and event sequences end.
     ///
     /// ```swift
     /// await replica.shutdown()
@@ -370,5 +374,6 @@ public final class Replica: @unchecked Sendable {
         try? await waitUntilLoaded()
         await committer.stop()
         await notifier.waitUntilDelivered()
+        api.finishFeeds()
     }
 }

@@ -19,7 +19,8 @@ final class Recorder<Output: Sendable>: @unchecked Sendable {
 
     init(_ publisher: some Publisher<Output, WeftError>) {
         let token = publisher.sink(
-            receiveCompletion: { [weak self] completion in self?.lock.withLock { self?.completions.append(completion) } },
+            receiveCompletion: { [weak self] completion in self?.lock.withLock { self?.completions.append(completion) }
+            },
             receiveValue: { [weak self] value in self?.lock.withLock { self?.outputs.append(value) } })
         lock.withLock { cancellable = token }
     }

@@ -34,9 +34,14 @@ import WeftCore
         try await alice.merge(.raw, with: ["address/zip": "75002"])
         try await alice.merge(.raw, with: ["address/city": "Lyon"])
         let cityChanges = await city.wait(for: 1)
-        #expect(cityChanges == [.change(alice, [PropertyChange(name: "address/city", oldValue: "Paris", newValue: "Lyon")])])
+        #expect(
+            cityChanges == [.change(alice, [PropertyChange(name: "address/city", oldValue: "Paris", newValue: "Lyon")])]
+        )
         let wholeChanges = await whole.wait(for: 2)
-        #expect(wholeChanges.allSatisfy { if case .change(_, let props) = $0 { props.map(\.name) == ["address"] } else { false } })
+        #expect(
+            wholeChanges.allSatisfy {
+                if case .change(_, let props) = $0 { props.map(\.name) == ["address"] } else { false }
+            })
         withExtendedLifetime(tokens) {}
     }
 

@@ -28,7 +28,8 @@ import WeftCore
         let events = Collector<DataEvent>()
         let token = alice.subscribe { events.append($0) }
         try await alice.at("name").set("Alice")
-        try await backend.node("users").set(["alice": ["name": "Alicia"], "bob": ["name": "Bob"]] as [String: [String: String]])
+        try await backend.node("users").set(
+            ["alice": ["name": "Alicia"], "bob": ["name": "Bob"]] as [String: [String: String]])
         try await backend.node("users/bob").set("ignored")
         try await backend.root.clear()
         let values = await events.wait(for: 4).map(\.value)
@@ -80,7 +81,9 @@ import WeftCore
         let tokens = [
             node.subscribe(childrenConstraint: .none) { nothing.append($0) },
             node.subscribe(childrenConstraint: .keyRange(from: "b", to: "n")) { range.append($0) },
-            node.subscribe(to: .childAddition, childrenConstraint: .keyRange(from: "b", to: nil)) { rangeAdded.append($0) },
+            node.subscribe(to: .childAddition, childrenConstraint: .keyRange(from: "b", to: nil)) {
+                rangeAdded.append($0)
+            },
         ]
         #expect(await nothing.wait(for: 1).map(\.value) == [.null])
         #expect(await range.wait(for: 1).map(\.value) == [["m": 2]])
@@ -99,8 +102,11 @@ import WeftCore
         let events = Collector<DataEvent>()
         let token = node.subscribe { events.append($0) }
         await events.wait(for: 1)
-        var peer = RemoteWriter(replica: 0xB0B)
-        try backend.receiveRemote([try peer.op("/shared", .set("from bob"), millis: UInt64(Date().timeIntervalSince1970 * 1000))])
+        try backend.receiveRemote([
+            Sample.remote(
+                0xB0B, sequence: 1, millis: UInt64(Date().timeIntervalSince1970 * 1000), path: "/shared",
+                .set("from bob"))
+        ])
         let all = await events.wait(for: 2)
         #expect(all.last?.value == "from bob")
         #expect(all.last?.source == .merged)
@@ -152,12 +158,32 @@ import WeftCore
         await task.value
         #expect(received.values.map(\.source) == [.initial, .localPending, .localPending])
         #expect(received.values.map { $0.value["author"] } == ["alice", "bob", "carol"])
+        #expect(try received.values.map { try $0.decodedValue(as: Message.self).text } == ["hi", "hello", "hey"])
         #expect(await eventually { backend.listenerCount == 0 })
         let cancelled = Task { for await _ in chat.events() {} }
         try await Task.sleep(nanoseconds: 10_000_000)
         cancelled.cancel()
         await cancelled.value
         #expect(await eventually { backend.listenerCount == 0 })
+    }
+
+    @Test func anActorCanIterateTheEvents() async throws {
+        actor Consumer {
+            var values: [Value] = []
+            func consume(_ node: DataNode, count: Int) async {
+                for await event in node.events() {
+                    values.append(event.value)
+                    if values.count == count { return }
+                }
+            }
+        }
+        let node = try backend.node("actor")
+        let consumer = Consumer()
+        let task = Task { await consumer.consume(node, count: 2) }
+        #expect(await eventually { backend.listenerCount == 1 })
+        try await node.set("x")
+        await task.value
+        #expect(await consumer.values.last == "x")
     }
 
     @Test func manyChangesAreDeliveredInOrder() async throws {
@@ -176,7 +202,8 @@ import WeftCore
     let backend = MemoryBackend()
 
     func event(_ key: String, _ value: Value, _ type: DataEventType = .childChange) throws -> DataEvent {
-        DataEvent(type: type, node: try backend.node("list/\(key)"), value: value, previousSiblingKey: nil, source: .merged)
+        DataEvent(
+            type: type, node: try backend.node("list/\(key)"), value: value, previousSiblingKey: nil, source: .merged)
     }
 
     @Test func aSubscriberThatFallsBehindGetsTheLatestEventPerNode() throws {

@@ -52,12 +52,12 @@ import WeftCore
     }
 
     @Test func aTransactionRejectedByALateRemoteWriteRunsAgain() async throws {
-        let clock = ManualClock(millis: 1_000)
+        let clock = TestClock(millis: 1_000)
         let backend = MemoryBackend(durabilityDelay: nil, wallMillis: { clock.now })
         let counter = try backend.node("counter")
         try await counter.set(1, waitingFor: .pending)
         backend.makeDurable()
-        clock.set(2_000)
+        clock.now = 2_000
         let seen = Collector<Value>()
         let task = Task {
             try await counter.runTransaction { current in
@@ -68,8 +68,7 @@ import WeftCore
         #expect(await eventually { seen.count == 1 })
         // A peer's write, stamped before the transaction and unseen by it, arrives before it is durable:
         // every replica rejects the transaction (stale read), so it runs again here.
-        var peer = RemoteWriter(replica: 0xB0B)
-        try backend.receiveRemote([try peer.op("/counter", .set(100), millis: 1_500)])
+        try backend.receiveRemote([Sample.remote(0xB0B, sequence: 1, millis: 1_500, path: "/counter", .set(100))])
         #expect(await eventually { seen.count == 2 })
         backend.makeDurable()
         let result = try await task.value
@@ -118,7 +117,9 @@ import WeftCore
                     var results: [TransactionResult] = []
                     for _ in 0..<perTask {
                         results.append(
-                            try await counter.runTransaction(waitingFor: .pending) { .set(.int(($0.intValue ?? 0) + 1)) })
+                            try await counter.runTransaction(waitingFor: .pending) {
+                                .set(.int(($0.intValue ?? 0) + 1))
+                            })
                     }
                     return results
                 }
@@ -162,7 +163,8 @@ import WeftCore
         #expect(await weftErrorCode { try await account.call("withdraw", arguments: 800) } == .rejected)
         #expect(try await account.value() == 700)
         #expect(await weftErrorCode { try await account.call("deposit", arguments: 1) } == .unknownFunction)
-        #expect(await weftErrorCode { try await account.call("withdraw", version: 2, arguments: 1) } == .unknownFunction)
+        #expect(
+            await weftErrorCode { try await account.call("withdraw", version: 2, arguments: 1) } == .unknownFunction)
         #expect(await weftErrorCode { try await account.call("") } == .invalidValue)
     }
 }

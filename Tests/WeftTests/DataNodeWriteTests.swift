@@ -55,7 +55,8 @@ import WeftCore
         #expect(try await alice.value() == ["name": "Alice", "age": 32, "city": "Lyon"])
         try await alice.merge(.raw, with: ["city": NSNull(), "address/zip": "69001", "address/street": "Rue X"])
         try await alice.merge(.raw, with: ["address/zip": "69002"])
-        #expect(try await alice.value() == ["name": "Alice", "age": 32, "address": ["zip": "69002", "street": "Rue X"]])
+        #expect(
+            try await alice.value() == ["name": "Alice", "age": 32, "address": ["zip": "69002", "street": "Rue X"]])
     }
 
     @Test func mergeRefusesWhatIsNotAnObjectAndWritesNothing() async throws {
@@ -80,7 +81,8 @@ import WeftCore
         #expect(await weftErrorCode { try await node.set(.raw, Date()) } == .invalidJSON)
         #expect(await weftErrorCode { try await node.set(["a/b": 1]) } == .invalidKey)
         #expect(await weftErrorCode { try await node.set(Value.object(["$x": 1])) } == .invalidKey)
-        #expect(await weftErrorCode { try await node.set("x", waitingFor: .rejected(.notANumber(.root))) } == .invalidValue)
+        #expect(
+            await weftErrorCode { try await node.set("x", waitingFor: .rejected(.notANumber(.root))) } == .invalidValue)
         #expect(try await node.value() == "before")
     }
 
@@ -91,7 +93,8 @@ import WeftCore
         let big = String(repeating: "x", count: CoreLimits.stringBytesMax + 1)
         let node = try backend.node("big")
         #expect(await weftErrorCode { try await node.set(big) } == .invalidValue)
-        let parts = Dictionary(uniqueKeysWithValues: (0..<2).map { ("k\($0)", String(repeating: "y", count: 8 * 1024 * 1024)) })
+        let parts = Dictionary(
+            uniqueKeysWithValues: (0..<2).map { ("k\($0)", String(repeating: "y", count: 8 * 1024 * 1024)) })
         #expect(await weftErrorCode { try await node.set(parts) } == .valueTooLarge)
         #expect(try await node.value() == .null)
     }
@@ -182,7 +185,9 @@ import WeftCore
         let failures = Collector<Result<WriteReceipt, WeftError>>()
         #expect(node.set(json: "nope") { failures.append($0) } == nil)
         let failure = await failures.wait(for: 1)
-        let failureCode: WeftError.Code? = failure.first.flatMap { if case .failure(let e) = $0 { e.code } else { nil } }
+        let failureCode: WeftError.Code? = failure.first.flatMap {
+            if case .failure(let e) = $0 { e.code } else { nil }
+        }
         #expect(failureCode == .invalidJSON)
         let pushed = Collector<Result<DataNode, WeftError>>()
         let child = node.parent?.push(["k": 1]) { pushed.append($0) }

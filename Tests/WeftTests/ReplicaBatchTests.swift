@@ -20,7 +20,10 @@ import WeftCore
             try batch.merge(.raw, with: ["status": "paid"], at: order)
         }
         #expect(receipt?.status == .durable)
-        #expect(try await backend.root.value() == ["orders": ["1": ["total": 42, "status": "paid"]], "stats": ["orders": 1]])
+        #expect(
+            try await backend.root.value() == [
+                "orders": ["1": ["total": 42, "status": "paid"]], "stats": ["orders": 1],
+            ])
     }
 
     @Test func aSubscriberSeesABatchAllAtOnce() async throws {
@@ -106,7 +109,9 @@ import WeftCore
     @Test func theCompletionFormReportsSuccess() async throws {
         let node = try backend.node("cb")
         let results = Collector<Result<WriteReceipt?, WeftError>>()
-        backend.access.performChanges(at: .now, waitingFor: .durable, queue: nil, { batch in try batch.set(1, at: node) }) {
+        backend.access.performChanges(
+            at: .now, waitingFor: .durable, queue: nil, { batch in try batch.set(1, at: node) }
+        ) {
             results.append($0)
         }
         let result = try #require(await results.wait(for: 1).first)
@@ -138,7 +143,10 @@ import WeftCore
         }
         try await writer.value
         let snapshot = try backend.access.readSnapshot { reader in
-            (try reader.decodedValue(of: a, as: Int.self), try reader.childrenKeys(of: backend.root), try reader.exists(b))
+            (
+                try reader.decodedValue(of: a, as: Int.self), try reader.childrenKeys(of: backend.root),
+                try reader.exists(b)
+            )
         }
         #expect(snapshot.0 == 200)
         #expect(snapshot.1 == ["a", "b"])

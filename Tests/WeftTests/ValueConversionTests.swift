@@ -6,7 +6,8 @@ import WeftCore
 
 @Suite struct ValueConversionTests {
     @Test func rawJSONTellsBooleansFromNumbers() throws {
-        let parsed = try JSONSerialization.jsonObject(with: Data(#"{"t":true,"one":1,"half":0.5,"big":9007199254740993}"#.utf8))
+        let parsed = try JSONSerialization.jsonObject(
+            with: Data(#"{"t":true,"one":1,"half":0.5,"big":9007199254740993}"#.utf8))
         let value = try RawJSON.value(of: parsed, at: .root)
         #expect(value == ["t": true, "one": 1, "half": 0.5, "big": .int(9_007_199_254_740_993)])
         #expect(try RawJSON.value(of: 1 as Any, at: .root) == 1)

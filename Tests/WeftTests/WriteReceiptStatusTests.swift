@@ -48,8 +48,7 @@ import WeftCore
         let task = Task { try await likes.increment(waitingFor: .durable) }
         #expect(await eventually { backend.lastLocalStamp != nil })
         // A peer had set the node to a string before the increment, in stamp order.
-        var peer = RemoteWriter(replica: 0xB0B)
-        try backend.receiveRemote([try peer.op("/likes", .set("many"), millis: 1)])
+        try backend.receiveRemote([Sample.remote(0xB0B, sequence: 1, millis: 1, path: "/likes", .set("many"))])
         do {
             _ = try await task.value
             Issue.record("the increment should be rejected")

@@ -87,4 +87,16 @@ public struct DataEvent: Sendable, Hashable {
 
     /// True when the event comes from a local write that is not durable yet.
     public var isLocalPending: Bool { source == .localPending }
+
+    /// The event's value decoded as `T` with the replica's `jsonDecoder`.
+    ///
+    /// ```swift
+    /// chat.subscribe(to: .childAddition) { event in
+    ///     if let message = try? event.decodedValue(as: Message.self) { show(message) }
+    /// }
+    /// ```
+    /// - Throws: `WeftError` with code `decodingFailed`, saying which node and why.
+    public func decodedValue<T: Decodable>(as type: T.Type = T.self) throws -> T {
+        try node.access.state.coding.decode(type, from: value, path: node.path)
+    }
 }

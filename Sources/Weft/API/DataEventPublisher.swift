@@ -103,7 +103,7 @@ where S.Input == DataEvent, S.Failure == WeftError {
             if let end, end != .cancelled {
                 self.subscriber = nil
                 let completion: Subscribers.Completion<WeftError> =
-                    end == .shutDownBeforeStart ? .failure(WeftError.replicaIsShutDown) : .finished
+                    end == .shutDownBeforeStart ? .failure(WeftError.replicaShutDown) : .finished
                 return .complete(subscriber, completion)
             }
             draining = false

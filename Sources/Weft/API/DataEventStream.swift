@@ -11,12 +11,19 @@ import Foundation
 /// }
 /// ```
 public struct DataEventStream: AsyncSequence, Sendable {
+    /// Each element is one event of the subscription.
     public typealias Element = DataEvent
 
     let node: DataNode
     let type: DataEventType
     let constraint: ChildrenConstraint
 
+    /// Starts a subscription of its own (what `for await` calls).
+    ///
+    /// ```swift
+    /// var iterator = node.events().makeAsyncIterator()
+    /// let first = await iterator.next()   // the current value
+    /// ```
     public func makeAsyncIterator() -> Iterator {
         let feed = EventFeed(node: node, type: type, constraint: constraint)
         let signal = WakeSignal()

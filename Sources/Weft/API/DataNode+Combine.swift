@@ -39,6 +39,10 @@ extension DataNode {
         public static func / (node: CombineWrapper, path: String) -> CombineWrapper? { node.relativeNode(for: path) }
 
         /// A reference to a new child under a fresh push id; see ``DataNode/createChild()``.
+        ///
+        /// ```swift
+        /// let message = try chat.forCombine.createChild()
+        /// ```
         /// - Throws: `WeftError` with code `shutDown`, `clockRefused` or `invalidPath`.
         public func createChild() throws -> CombineWrapper { try dataNode.createChild().forCombine }
 
@@ -48,19 +52,35 @@ extension DataNode {
         // MARK: Reads
 
         /// A future of the node's value; see ``DataNode/value()``.
+        ///
+        /// ```swift
+        /// node.forCombine.value().sink(receiveCompletion: { _ in }, receiveValue: { print($0) })
+        /// ```
         public func value() -> Future<Value, WeftError> { Self.now { try dataNode.currentValue() } }
 
         /// A future of the node's value decoded as `T`; see ``DataNode/decodedValue(as:)``.
+        ///
+        /// ```swift
+        /// alice.forCombine.decodedValue(as: User.self)
+        /// ```
         public func decodedValue<T: Decodable>(as type: T.Type = T.self) -> Future<T, WeftError> {
             Self.now { try dataNode.currentDecodedValue(as: type) }
         }
 
         /// A future of the children's keys in key order; see ``DataNode/childrenKeys()``.
+        ///
+        /// ```swift
+        /// users.forCombine.childrenKeys()
+        /// ```
         public func childrenKeys() -> Future<[String], WeftError> { Self.now { try dataNode.currentChildrenKeys() } }
 
         // MARK: Writes
 
         /// Sets an `Encodable` value; see ``DataNode/set(_:at:waitingFor:)``.
+        ///
+        /// ```swift
+        /// alice.forCombine.set(User(name: "Alice", age: 31))
+        /// ```
         @discardableResult
         public func set(_ value: (some Encodable)?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable)
             -> Future<WriteReceipt, WeftError>
@@ -69,14 +89,24 @@ extension DataNode {
         }
 
         /// Sets a JSON object graph; see ``DataNode/set(_:_:at:waitingFor:)``.
+        ///
+        /// ```swift
+        /// alice.forCombine.set(.raw, ["name": "Alice"])
+        /// ```
         @discardableResult
-        public func set(_ raw: RawMarker, _ json: Any?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable)
+        public func set(
+            _ raw: RawMarker, _ json: Any?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+        )
             -> Future<WriteReceipt, WeftError>
         {
             Self.later { dataNode.set(raw, json, at: time, waitingFor: target, then: $0) }
         }
 
         /// Sets the value of JSON text; see ``DataNode/set(json:at:waitingFor:)``.
+        ///
+        /// ```swift
+        /// alice.forCombine.set(json: #"{"name":"Alice"}"#)
+        /// ```
         @discardableResult
         public func set(json: String, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable)
             -> Future<WriteReceipt, WeftError>
@@ -85,6 +115,10 @@ extension DataNode {
         }
 
         /// Deletes the node; see ``DataNode/clear(at:waitingFor:)``.
+        ///
+        /// ```swift
+        /// drafts.forCombine.clear()
+        /// ```
         @discardableResult
         public func clear(at time: WeftTime = .now, waitingFor target: WriteStatus = .durable)
             -> Future<WriteReceipt, WeftError>
@@ -93,24 +127,41 @@ extension DataNode {
         }
 
         /// Merges an `Encodable` object; see ``DataNode/merge(with:at:waitingFor:)``.
+        ///
+        /// ```swift
+        /// alice.forCombine.merge(with: ["age": 32])
+        /// ```
         @discardableResult
-        public func merge(with value: some Encodable, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable)
+        public func merge(
+            with value: some Encodable, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+        )
             -> Future<WriteReceipt, WeftError>
         {
             Self.later { dataNode.merge(with: value, at: time, waitingFor: target, then: $0) }
         }
 
         /// Merges a raw dictionary whose keys may be deeper paths; see ``DataNode/merge(_:with:at:waitingFor:)``.
+        ///
+        /// ```swift
+        /// alice.forCombine.merge(.raw, with: ["address/city": "Lyon"])
+        /// ```
         @discardableResult
         public func merge(
-            _ raw: RawMarker, with json: [String: Any], at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+            _ raw: RawMarker, with json: [String: Any], at time: WeftTime = .now,
+            waitingFor target: WriteStatus = .durable
         ) -> Future<WriteReceipt, WeftError> {
             Self.later { dataNode.merge(raw, with: json, at: time, waitingFor: target, then: $0) }
         }
 
         /// Adds a child under a new push id; see ``DataNode/push(_:at:waitingFor:)``.
+        ///
+        /// ```swift
+        /// chat.forCombine.push(Message(author: "alice", text: "hi"))
+        /// ```
         @discardableResult
-        public func push(_ value: (some Encodable)?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable)
+        public func push(
+            _ value: (some Encodable)?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+        )
             -> Future<CombineWrapper, WeftError>
         {
             Self.later { completion in
@@ -119,8 +170,14 @@ extension DataNode {
         }
 
         /// Adds a child with a JSON object graph; see ``DataNode/push(_:_:at:waitingFor:)``.
+        ///
+        /// ```swift
+        /// chat.forCombine.push(.raw, ["text": "hi"])
+        /// ```
         @discardableResult
-        public func push(_ raw: RawMarker, _ json: Any?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable)
+        public func push(
+            _ raw: RawMarker, _ json: Any?, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+        )
             -> Future<CombineWrapper, WeftError>
         {
             Self.later { completion in
@@ -129,14 +186,23 @@ extension DataNode {
         }
 
         /// Increments the number at the node; see ``DataNode/increment(from:by:at:waitingFor:)``.
+        ///
+        /// ```swift
+        /// likes.forCombine.increment(by: 1)
+        /// ```
         @discardableResult
         public func increment(
-            from start: Number = 0, by step: Number = 1, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+            from start: Number = 0, by step: Number = 1, at time: WeftTime = .now,
+            waitingFor target: WriteStatus = .durable
         ) -> Future<Number, WeftError> {
             Self.later { dataNode.increment(from: start, by: step, at: time, waitingFor: target, then: $0) }
         }
 
         /// Runs a transaction; see ``DataNode/runTransaction(at:waitingFor:_:)``.
+        ///
+        /// ```swift
+        /// seats.forCombine.runTransaction { .set(.int(($0.intValue ?? 1) - 1)) }
+        /// ```
         @discardableResult
         public func runTransaction(
             at time: WeftTime = .now, waitingFor target: WriteStatus = .durable,
@@ -146,8 +212,14 @@ extension DataNode {
         }
 
         /// Copies the node's value to another node; see ``DataNode/copyValue(to:at:waitingFor:)-(DataNode,_,_)``.
+        ///
+        /// ```swift
+        /// draft.forCombine.copyValue(to: published.forCombine)
+        /// ```
         @discardableResult
-        public func copyValue(to destination: CombineWrapper, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable)
+        public func copyValue(
+            to destination: CombineWrapper, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+        )
             -> Future<Value, WeftError>
         {
             Self.later { dataNode.copyValue(to: destination.dataNode, at: time, waitingFor: target, then: $0) }
@@ -155,8 +227,14 @@ extension DataNode {
 
         /// Copies the node's value to the node at an absolute path; see
         /// ``DataNode/copyValue(to:at:waitingFor:)-(String,_,_)``.
+        ///
+        /// ```swift
+        /// draft.forCombine.copyValue(to: "/posts/42")
+        /// ```
         @discardableResult
-        public func copyValue(to destinationPath: String, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable)
+        public func copyValue(
+            to destinationPath: String, at time: WeftTime = .now, waitingFor target: WriteStatus = .durable
+        )
             -> Future<Value, WeftError>
         {
             Self.later { dataNode.copyValue(to: destinationPath, at: time, waitingFor: target, then: $0) }
@@ -165,13 +243,23 @@ extension DataNode {
         // MARK: Events
 
         /// A publisher of events; see ``DataNode/eventPublisher(for:childrenConstraint:)``.
-        public func eventPublisher(for type: DataEventType = .valueChange, childrenConstraint: ChildrenConstraint = .all)
+        ///
+        /// ```swift
+        /// chat.forCombine.eventPublisher(for: .childAddition)
+        /// ```
+        public func eventPublisher(
+            for type: DataEventType = .valueChange, childrenConstraint: ChildrenConstraint = .all
+        )
             -> AnyPublisher<DataEvent, WeftError>
         {
             dataNode.eventPublisher(for: type, childrenConstraint: childrenConstraint)
         }
 
         /// A publisher of decoded values, skipping undecodable ones; see
+        ///
+        /// ```swift
+        /// alice.forCombine.decodedValuePublisher(as: User.self)
+        /// ```
         /// ``DataNode/decodedValuePublisher(for:childrenConstraint:as:)``.
         public func decodedValuePublisher<T: Decodable>(
             for type: DataEventType = .valueChange, childrenConstraint: ChildrenConstraint = .all,

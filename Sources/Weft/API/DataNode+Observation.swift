@@ -64,7 +64,8 @@ extension DataNode {
         }
         let resolved = try keyPaths.map { name -> ObservedKeyPath in
             guard let target = try? location.resolving(name), let keys = location.relativeKeys(of: target) else {
-                throw WeftError(.invalidPath, "key path \"\(name.prefix(200))\" is not a path below \(path)", path: path)
+                throw WeftError(
+                    .invalidPath, "key path \"\(name.prefix(200))\" is not a path below \(path)", path: path)
             }
             return ObservedKeyPath(name: name, keys: Array(keys))
         }
@@ -96,7 +97,10 @@ final class KeyPathObserver: Finishable, @unchecked Sendable {
     private var scheduled = false
     private var invalidated = false
 
-    init(node: DataNode, keyPaths: [ObservedKeyPath], queue: DispatchQueue, block: @escaping @Sendable (NodeChange) -> Void) {
+    init(
+        node: DataNode, keyPaths: [ObservedKeyPath], queue: DispatchQueue,
+        block: @escaping @Sendable (NodeChange) -> Void
+    ) {
         self.node = node
         self.keyPaths = keyPaths
         self.queue = queue
@@ -127,6 +131,11 @@ final class KeyPathObserver: Finishable, @unchecked Sendable {
 
     func finish() { invalidate() }
 
+    deinit {
+        watcher?.stop()
+        node.access.state.remove(self)
+    }
+
     private func noteChange(old: Value, new: Value) {
         guard isRelevant(old: old, new: new) else { return }
         let schedule = lock.withLock {
@@ -139,7 +148,8 @@ final class KeyPathObserver: Finishable, @unchecked Sendable {
 
     private func isRelevant(old: Value, new: Value) -> Bool {
         guard !keyPaths.isEmpty else { return old != new }
-        return old.isNull != new.isNull || keyPaths.contains { old.value(at: $0.keys[...]) != new.value(at: $0.keys[...]) }
+        return old.isNull != new.isNull
+            || keyPaths.contains { old.value(at: $0.keys[...]) != new.value(at: $0.keys[...]) }
     }
 
     private func deliver() {

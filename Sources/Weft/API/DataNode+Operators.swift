@@ -11,7 +11,8 @@ extension DataNode {
     ///
     /// The write is applied before the operator returns. A write that fails (an invalid value, a replica
     /// shut down) is logged at `error` level, since there is no caller to tell; use ``set(_:at:waitingFor:)``
-    /// to handle errors.
+    /// to handle errors. Unavailable in async code, where `try await node <- value` is meant (top-level
+    /// code would otherwise pick this form silently).
     ///
     /// ```swift
     /// score <- 42
@@ -19,6 +20,7 @@ extension DataNode {
     /// - Parameters:
     ///   - node: the node to set.
     ///   - value: the new value, or nil to delete the node.
+    @available(*, noasync, message: "in async code (top-level code too) use try await node.set(value)")
     public static func <- (node: DataNode, value: (some Encodable)?) {
         node.set(value, waitingFor: .pending) { result in
             if case .failure(let error) = result { logger.error("\(node.path) <- value failed: \(error)") }
@@ -48,6 +50,7 @@ extension DataNode {
     /// - Parameters:
     ///   - node: the parent of the new child.
     ///   - value: the child's value.
+    @available(*, noasync, message: "in async code (top-level code too) use try await node.push(value)")
     public static func += (node: DataNode, value: (some Encodable)?) {
         node.push(value, waitingFor: .pending) { result in
             if case .failure(let error) = result { logger.error("\(node.path) += value failed: \(error)") }

@@ -51,8 +51,9 @@ extension DataNode {
     /// - Parameters:
     ///   - queue: where `completion` runs; nil for the replica's `callbackQueue`.
     ///   - completion: called once with the value or a `WeftError`.
-    public func value(queue: DispatchQueue? = nil, then completion: @escaping @Sendable (Result<Value, WeftError>) -> Void)
-    {
+    public func value(
+        queue: DispatchQueue? = nil, then completion: @escaping @Sendable (Result<Value, WeftError>) -> Void
+    ) {
         deliver(Result { try currentValue() }, on: queue, to: completion)
     }
 

@@ -19,7 +19,8 @@ extension DataNode {
 
     func submitPush(_ value: Value, at time: WeftTime) throws -> Submitted<DataNode> {
         guard location.depth < CoreLimits.pathDepthMax else {
-            throw WeftError(.invalidPath, "a push below \(path) would be deeper than \(CoreLimits.pathDepthMax) levels",
+            throw WeftError(
+                .invalidPath, "a push below \(path) would be deeper than \(CoreLimits.pathDepthMax) levels",
                 path: path)
         }
         // Checked one level down: the child's key is not known yet, but its depth is.

@@ -99,7 +99,8 @@ extension DataNode {
             seen = access.backend.value(at: location)
             let result: Value
             switch try function(seen) {
-            case .abort: return TransactionResult(status: .aborted(.byClosure), value: seen, receipt: nil, attempts: attempt)
+            case .abort:
+                return TransactionResult(status: .aborted(.byClosure), value: seen, receipt: nil, attempts: attempt)
             case .clear: result = .null
             case .set(let value): result = try ValueCheck.validated(value, at: location)
             }
@@ -169,7 +170,8 @@ extension DataNode {
     ) async throws -> WriteReceipt {
         try target.checkIsTarget()
         let encodedArguments = try access.state.coding.encode(arguments, at: .root)
-        return try await finish(try submitCall(name, version: version, arguments: encodedArguments, at: time), waitingFor: target)
+        return try await finish(
+            try submitCall(name, version: version, arguments: encodedArguments, at: time), waitingFor: target)
     }
 
     /// Calls a registered function that takes no arguments (it receives null).

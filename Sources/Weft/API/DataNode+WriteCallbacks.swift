@@ -238,7 +238,8 @@ extension DataNode {
     }
 
     private func callback<Output: Sendable>(
-        _ target: WriteStatus, _ queue: DispatchQueue?, _ completion: @escaping @Sendable (Result<Output, WeftError>) -> Void,
+        _ target: WriteStatus, _ queue: DispatchQueue?,
+        _ completion: @escaping @Sendable (Result<Output, WeftError>) -> Void,
         submit: () throws -> Submitted<Output>
     ) -> Output? {
         Completion.write(

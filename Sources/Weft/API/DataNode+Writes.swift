@@ -201,6 +201,7 @@ extension DataNode {
     ///   merged) may change it afterwards: subscribe to follow it.
     /// - Throws: `WeftError` with code `rejected` when the node is not a number (or the sum would not be
     ///   finite), `invalidValue` for a non-finite operand, `clockRefused` or `shutDown`.
+    @discardableResult
     public func increment(
         from start: Number = 0, by step: Number = 1, at time: WeftTime = .now,
         waitingFor target: WriteStatus = .durable

@@ -118,6 +118,7 @@ extension DataNode: Hashable {
         lhs.location == rhs.location && lhs.access.isSame(as: rhs.access)
     }
 
+    /// Hashes the replica and the path, so equal references hash alike.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(access.state))
         hasher.combine(location)

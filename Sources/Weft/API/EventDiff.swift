@@ -14,7 +14,11 @@ struct EventDiff {
     func initialEvents(of value: Value) -> [DataEvent] {
         switch type {
         case .valueChange:
-            return [DataEvent(type: type, node: node, value: constraint.restrict(value), previousSiblingKey: nil, source: .initial)]
+            return [
+                DataEvent(
+                    type: type, node: node, value: constraint.restrict(value), previousSiblingKey: nil, source: .initial
+                )
+            ]
         case .childAddition:
             let keys = admittedKeys(of: value)
             return keys.enumerated().compactMap { offset, key in
@@ -53,9 +57,12 @@ struct EventDiff {
         }
         guard !changed.isEmpty else { return [] }
         changed.sort { KeyOrder.precedes($0.key, $1.key) }
-        let siblings = Siblings(of: type == .childRemoval ? old : new, constraint: constraint,
+        let siblings = Siblings(
+            of: type == .childRemoval ? old : new, constraint: constraint,
             sorted: changed.count > Self.siblingScanEventsMax)
-        return changed.compactMap { childEvent($0.key, $0.value, previous: siblings.previous(before: $0.key), source: source) }
+        return changed.compactMap {
+            childEvent($0.key, $0.value, previous: siblings.previous(before: $0.key), source: source)
+        }
     }
 
     private func admittedKeys(of value: Value) -> [String] {
@@ -66,7 +73,8 @@ struct EventDiff {
         // Keys read from the tree are valid and below the depth limit; a failure here would be a bug
         // upstream, and the event is dropped rather than attributed to the wrong node.
         guard let child = try? node.location.child(key) else { return nil }
-        return DataEvent(type: type, node: node.node(at: child), value: value, previousSiblingKey: previous, source: source)
+        return DataEvent(
+            type: type, node: node.node(at: child), value: value, previousSiblingKey: previous, source: source)
     }
 }
 

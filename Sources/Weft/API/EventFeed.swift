@@ -48,7 +48,10 @@ final class EventFeed: Finishable, @unchecked Sendable {
             self.watcher = watcher
             return true
         }
-        guard proceed else { return }
+        guard proceed else {
+            access.state.remove(self)
+            return
+        }
         watcher.start { baseline in append(diff.initialEvents(of: baseline)) }
     }
 
@@ -99,5 +102,8 @@ final class EventFeed: Finishable, @unchecked Sendable {
         wake?()
     }
 
-    deinit { watcher?.stop() }
+    deinit {
+        watcher?.stop()
+        node.access.state.remove(self)
+    }
 }

@@ -27,7 +27,9 @@ enum RawJSON {
         if let number = any as? NSNumber { return try convert(number, keys: keys) }
         if let string = any as? String { return .string(string) }
         if any is NSNull { return .null }
-        if let dictionary = any as? [String: Any] { return try object(dictionary.lazy.map { ($0.key, $0.value) }, keys) }
+        if let dictionary = any as? [String: Any] {
+            return try object(dictionary.lazy.map { ($0.key, $0.value) }, keys)
+        }
         if let array = any as? [Any] {
             return try object(array.enumerated().lazy.map { (String($0.offset), $0.element) }, keys)
         }

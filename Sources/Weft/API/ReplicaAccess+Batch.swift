@@ -18,7 +18,8 @@ extension ReplicaAccess {
 
     /// The completion form of ``performChanges(at:waitingFor:_:)``: `changes` runs before this returns.
     func performChanges(
-        at time: WeftTime, waitingFor target: WriteStatus, queue: DispatchQueue?, _ changes: (WriteBatch) throws -> Void,
+        at time: WeftTime, waitingFor target: WriteStatus, queue: DispatchQueue?,
+        _ changes: (WriteBatch) throws -> Void,
         completion: @escaping @Sendable (Result<WriteReceipt?, WeftError>) -> Void
     ) {
         let queue = queue ?? state.callbackQueue

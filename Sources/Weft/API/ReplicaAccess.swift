@@ -22,7 +22,7 @@ struct ReplicaAccess: Sendable {
 
     /// Fails with `shutDown` once shutdown has begun.
     func checkOpen() throws {
-        if backend.isShutDown { throw WeftError.replicaIsShutDown }
+        if backend.isShutDown { throw WeftError.replicaShutDown }
     }
 
     /// Submits one op, mapping every failure to `WeftError`.
@@ -57,7 +57,8 @@ struct ReplicaAccess: Sendable {
     static func checkFunctionName(_ name: String) throws {
         guard !name.isEmpty, name.utf8.count <= CoreLimits.functionNameBytesMax else {
             throw WeftError(
-                .invalidValue, "a function name has 1 to \(CoreLimits.functionNameBytesMax) bytes; got \(name.utf8.count)")
+                .invalidValue,
+                "a function name has 1 to \(CoreLimits.functionNameBytesMax) bytes; got \(name.utf8.count)")
         }
     }
 
@@ -84,10 +85,4 @@ struct ReplicaAccess: Sendable {
 /// at once instead of waiting forever on this replica.
 protocol FunctionCatalog {
     func isRegistered(name: String, version: UInt32) -> Bool
-}
-
-extension WeftError {
-    /// The error of every write after shutdown.
-    static let replicaIsShutDown = WeftError(
-        .shutDown, "the replica is shut down; open it again to write")
 }

@@ -14,6 +14,10 @@ public struct SnapshotReader: Sendable {
     let tree: Value
 
     /// The value of a node in the snapshot (null when absent).
+    ///
+    /// ```swift
+    /// let total = try reader.value(of: order / "total"!)
+    /// ```
     /// - Throws: `WeftError` with code `invalidPath` for a node of another replica.
     public func value(of node: DataNode) throws -> Value {
         try check(node)
@@ -21,6 +25,10 @@ public struct SnapshotReader: Sendable {
     }
 
     /// The value at an absolute path in the snapshot.
+    ///
+    /// ```swift
+    /// let total = try reader.value(at: "/orders/1/total")
+    /// ```
     /// - Throws: `WeftError` with code `invalidPath` when the path is ill-formed.
     public func value(at path: String) throws -> Value {
         guard let node = access.node(for: path) else {
@@ -30,18 +38,30 @@ public struct SnapshotReader: Sendable {
     }
 
     /// The value of a node in the snapshot, decoded as `T` with the replica's `jsonDecoder`.
+    ///
+    /// ```swift
+    /// let order = try reader.decodedValue(of: orderNode, as: Order.self)
+    /// ```
     /// - Throws: `WeftError` with code `decodingFailed` (saying where and why) or `invalidPath`.
     public func decodedValue<T: Decodable>(of node: DataNode, as type: T.Type = T.self) throws -> T {
         try access.state.coding.decode(type, from: value(of: node), path: node.path)
     }
 
     /// The keys of a node's children in the snapshot, in key order.
+    ///
+    /// ```swift
+    /// let lineIDs = try reader.childrenKeys(of: order / "lines"!)
+    /// ```
     /// - Throws: `WeftError` with code `invalidPath` for a node of another replica.
     public func childrenKeys(of node: DataNode) throws -> [String] {
         try value(of: node).children.keys.sorted(by: KeyOrder.precedes)
     }
 
     /// True when the node holds a value in the snapshot.
+    ///
+    /// ```swift
+    /// if try reader.exists(cart) { … }
+    /// ```
     /// - Throws: `WeftError` with code `invalidPath` for a node of another replica.
     public func exists(_ node: DataNode) throws -> Bool { try !value(of: node).isNull }
 

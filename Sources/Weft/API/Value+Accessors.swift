@@ -18,3 +18,11 @@ extension Value {
     /// The boolean, nil for anything else.
     public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
 }
+
+// MARK: - CustomStringConvertible
+
+/// A value prints as its canonical JSON: `print(try await node.value())` shows `{"name":"Alice"}`.
+extension Value: CustomStringConvertible {
+    /// The canonical JSON text of the value.
+    public var description: String { jsonString() }
+}

@@ -10,6 +10,7 @@ import WeftCore
 /// let raw: Value = try await node.decodedValue()
 /// ```
 extension Value: Codable {
+    /// Encodes the JSON the value stands for: an object as a keyed container, a scalar as a single value.
     public func encode(to encoder: any Encoder) throws {
         switch self {
         case .object(let children):
@@ -83,10 +84,15 @@ extension Value: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expressib
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByDictionaryLiteral,
     ExpressibleByArrayLiteral
 {
+    /// `nil` is `.null`.
     public init(nilLiteral: ()) { self = .null }
+    /// `true` is `.bool(true)`.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// `42` is `.int(42)`.
     public init(integerLiteral value: Int64) { self = .int(value) }
+    /// `0.5` is `.double(0.5)`.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// `"text"` is `.string("text")`.
     public init(stringLiteral value: String) { self = .string(value) }
 
     /// An object; null members vanish and an empty object is null.
@@ -106,6 +112,8 @@ extension Value: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expressib
 
 /// Numbers can be written as literals: `try await counter.increment(by: 5)`.
 extension Number: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral {
+    /// `5` is `.int(5)`.
     public init(integerLiteral value: Int64) { self = .int(value) }
+    /// `0.5` is `.double(0.5)`.
     public init(floatLiteral value: Double) { self = .double(value) }
 }

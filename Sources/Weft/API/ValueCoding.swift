@@ -32,7 +32,8 @@ struct ValueCoding: Sendable {
             if let number = culprit as? Float, !number.isFinite {
                 throw WeftError(.invalidValue, "numbers must be finite; got \(number) at \(location)", path: "\(path)")
             }
-            throw WeftError(.encodingFailed, "cannot encode \(T.self) at \(location): \(context.debugDescription)",
+            throw WeftError(
+                .encodingFailed, "cannot encode \(T.self) at \(location): \(context.debugDescription)",
                 path: "\(path)")
         } catch {
             throw WeftError(.encodingFailed, "cannot encode \(T.self): \(error)", path: "\(path)")
@@ -81,7 +82,8 @@ struct ValueCoding: Sendable {
 
     /// A coding path as a relative node path (`.` for the node itself).
     static func describe(_ codingPath: [any CodingKey]) -> String {
-        codingPath.isEmpty ? "." : codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: "/")
+        codingPath.isEmpty
+            ? "." : codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: "/")
     }
 }
 

@@ -27,23 +27,39 @@ public final class WriteBatch {
     }
 
     /// Sets a node to an `Encodable` value (nil deletes it); see ``DataNode/set(_:at:waitingFor:)``.
+    ///
+    /// ```swift
+    /// try batch.set(Order(total: 42), at: order)
+    /// ```
     /// - Throws: `WeftError` as ``DataNode/set(_:at:waitingFor:)``, or `invalidPath` for a node of another
     ///   replica, or `valueTooLarge` when the batch grows beyond one op.
     public func set(_ value: (some Encodable)?, at node: DataNode) throws {
         try check(node)
         let encoded = try access.state.coding.encodeUnchecked(value, at: node.location)
-        try record(.set(node.location, try ValueCheck.validated(encoded, at: node.location, bytes: &bytes)), blind: [node.location])
+        try record(
+            .set(node.location, try ValueCheck.validated(encoded, at: node.location, bytes: &bytes)),
+            blind: [node.location])
     }
 
     /// Sets a node to a JSON object graph; see ``DataNode/set(_:_:at:waitingFor:)``.
+    ///
+    /// ```swift
+    /// try batch.set(.raw, ["total": 42], at: order)
+    /// ```
     /// - Throws: `WeftError` as ``DataNode/set(_:_:at:waitingFor:)``.
     public func set(_ raw: RawMarker, _ json: Any?, at node: DataNode) throws {
         try check(node)
         let value = try RawJSON.value(of: json, at: node.location)
-        try record(.set(node.location, try ValueCheck.validated(value, at: node.location, bytes: &bytes)), blind: [node.location])
+        try record(
+            .set(node.location, try ValueCheck.validated(value, at: node.location, bytes: &bytes)),
+            blind: [node.location])
     }
 
     /// Deletes a node.
+    ///
+    /// ```swift
+    /// try batch.clear(cart)
+    /// ```
     /// - Throws: `WeftError` with code `invalidPath` for a node of another replica.
     public func clear(_ node: DataNode) throws {
         try check(node)
@@ -51,6 +67,10 @@ public final class WriteBatch {
     }
 
     /// Merges the members of an `Encodable` object into a node; see ``DataNode/merge(with:at:waitingFor:)``.
+    ///
+    /// ```swift
+    /// try batch.merge(with: ["status": "paid"], at: order)
+    /// ```
     /// - Throws: `WeftError` as ``DataNode/merge(with:at:waitingFor:)``.
     public func merge(with value: some Encodable, at node: DataNode) throws {
         try check(node)
@@ -59,6 +79,10 @@ public final class WriteBatch {
     }
 
     /// Merges a raw dictionary (keys may be deeper paths) into a node; see
+    ///
+    /// ```swift
+    /// try batch.merge(.raw, with: ["address/city": "Lyon"], at: alice)
+    /// ```
     /// ``DataNode/merge(_:with:at:waitingFor:)``.
     /// - Throws: `WeftError` as ``DataNode/merge(_:with:at:waitingFor:)``.
     public func merge(_ raw: RawMarker, with json: [String: Any], at node: DataNode) throws {
@@ -67,6 +91,10 @@ public final class WriteBatch {
     }
 
     /// Increments the number at a node; see ``DataNode/increment(from:by:at:waitingFor:)``. If the node
+    ///
+    /// ```swift
+    /// try batch.increment(stock, by: -1)
+    /// ```
     /// holds something other than a number when the batch applies, the whole batch is rejected.
     /// - Throws: `WeftError` with code `invalidValue` for a non-finite operand.
     public func increment(_ node: DataNode, from start: Number = 0, by step: Number = 1) throws {
@@ -79,6 +107,10 @@ public final class WriteBatch {
     }
 
     /// Adds a child under a new push id with an `Encodable` value; see ``DataNode/push(_:at:waitingFor:)``.
+    ///
+    /// ```swift
+    /// let line = try batch.push(Line(item: "book"), under: order / "lines"!)
+    /// ```
     /// - Returns: the new child (written when the batch applies).
     /// - Throws: `WeftError` as ``DataNode/push(_:at:waitingFor:)``.
     @discardableResult
@@ -90,6 +122,10 @@ public final class WriteBatch {
     }
 
     /// Discards every write of the batch: nothing is applied, and `performChanges` throws
+    ///
+    /// ```swift
+    /// guard stockLeft > 0 else { return batch.abort() }
+    /// ```
     /// `transactionAborted`.
     public func abort() { isAborted = true }
 
@@ -104,7 +140,8 @@ public final class WriteBatch {
 
     private func recordMerge(_ children: [MergeChild], at node: DataNode) throws {
         let checked = try ValueCheck.mergeChildren(children, under: node.location, bytes: &bytes)
-        try record(.merge(node.location, checked), blind: checked.compactMap { try? node.location.appending($0.relative) })
+        try record(
+            .merge(node.location, checked), blind: checked.compactMap { try? node.location.appending($0.relative) })
     }
 
     private func record(_ write: Write, blind: [Path]) throws {

@@ -32,7 +32,7 @@ final class MemoryBackend: ReplicaBackend, @unchecked Sendable {
         replica: UInt64 = 0xA11CE, durabilityDelay: DispatchTimeInterval? = .milliseconds(2),
         wallMillis: @escaping @Sendable () -> UInt64 = { UInt64(Date().timeIntervalSince1970 * 1000) }
     ) {
-        self.replica = ReplicaID(rawValue: replica) ?? ReplicaID(rawValue: 1)!
+        self.replica = Sample.replica(replica)
         self.clock = HybridClock(replica: self.replica)
         self.wallMillis = wallMillis
         self.durabilityDelay = durabilityDelay
@@ -136,7 +136,8 @@ final class MemoryBackend: ReplicaBackend, @unchecked Sendable {
         var wall = now
         if case .millis(let requested) = time {
             guard requested <= now + clock.driftMillisMax else {
-                throw WeftError(.clockRefused, "\(requested) is more than \(clock.driftMillisMax) ms ahead of the clock")
+                throw WeftError(
+                    .clockRefused, "\(requested) is more than \(clock.driftMillisMax) ms ahead of the clock")
             }
             wall = requested
         }
@@ -155,7 +156,11 @@ final class MemoryBackend: ReplicaBackend, @unchecked Sendable {
     private func apply(_ op: Op) -> WriteReceipt {
         let report = engine.apply([op])
         let status: WriteStatus
-        if case .rejected(let rejection) = report.outcomes[op.stamp] { status = .rejected(rejection) } else { status = .pending }
+        if case .rejected(let rejection) = report.outcomes[op.stamp] {
+            status = .rejected(rejection)
+        } else {
+            status = .pending
+        }
         let receipt = WriteReceipt(stamp: op.stamp, status: status)
         receipts[op.stamp] = receipt
         publish(report, isLocalPending: true, except: op.stamp)
@@ -189,21 +194,5 @@ final class MemoryBackend: ReplicaBackend, @unchecked Sendable {
 extension MemoryBackend: FunctionCatalog {
     func isRegistered(name: String, version: UInt32) -> Bool {
         lock.withLock { engine.registry.contains(name: name, version: version) }
-    }
-}
-
-/// Makes ops as another replica would: its own id, clock and sequence.
-struct RemoteWriter {
-    let replica: ReplicaID
-    private var sequence: UInt64 = 0
-
-    init(replica: UInt64) {
-        self.replica = ReplicaID(rawValue: replica) ?? ReplicaID(rawValue: 2)!
-    }
-
-    /// The next op of this replica, stamped at `millis` (counter 0).
-    mutating func op(_ path: String, _ kind: OpKind, millis: UInt64) throws -> Op {
-        sequence += 1
-        return Op(stamp: Stamp(millis: millis, counter: 0, replica: replica), sequence: sequence, path: try Path(path), kind: kind)
     }
 }

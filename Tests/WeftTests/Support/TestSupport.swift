@@ -84,16 +84,3 @@ extension MemoryBackend {
         try root.at(path, sourceLocation: sourceLocation)
     }
 }
-
-/// A wall clock the test moves by hand.
-final class ManualClock: @unchecked Sendable {
-    // Sendable: `millis` is guarded by `lock`.
-    private let lock = NSLock()
-    private var millis: UInt64
-
-    init(millis: UInt64) { self.millis = millis }
-
-    var now: UInt64 { lock.withLock { millis } }
-
-    func set(_ value: UInt64) { lock.withLock { millis = value } }
-}
