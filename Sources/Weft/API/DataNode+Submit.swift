@@ -33,9 +33,7 @@ extension DataNode {
     }
 
     func submitIncrement(from start: Number, by step: Number, at time: WeftTime) throws -> Submitted<Number> {
-        for number in [start, step] where !number.doubleValue.isFinite {
-            throw WeftError(.invalidValue, "numbers must be finite; got \(number)", path: path)
-        }
+        try Number.checkFinite(start, step, path: path)
         let receipt = try access.submit(path: location, kind: .increment(by: step, from: start), at: time)
         // The value just after the op applied (a concurrent write may already show in it).
         let result = Number(access.backend.value(at: location)) ?? start.adding(step) ?? step
@@ -43,7 +41,7 @@ extension DataNode {
     }
 
     func submitCopy(to destination: DataNode, at time: WeftTime) throws -> Submitted<Value> {
-        try checkSameReplica(destination)
+        try access.checkOwns(destination)
         try access.checkOpen()
         let value = access.backend.value(at: location)
         let checked = try ValueCheck.validated(value, at: destination.location)
@@ -98,6 +96,15 @@ extension DataNode {
 extension Path {
     /// A key of push-id length, to check the depth of a value before its push id is known.
     static let pushPlaceholderKey = String(repeating: "-", count: PushID.length)
+}
+
+extension Number {
+    /// Fails unless every operand of an increment is finite.
+    static func checkFinite(_ numbers: Number..., path: String) throws {
+        for number in numbers where !number.doubleValue.isFinite {
+            throw WeftError(.invalidValue, "numbers must be finite; got \(number)", path: path)
+        }
+    }
 }
 
 extension Value {

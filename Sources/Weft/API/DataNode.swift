@@ -85,22 +85,18 @@ public struct DataNode: Sendable {
     /// ```
     /// - Throws: `WeftError` with code `shutDown`, `clockRefused`, or `invalidPath` when the node is at
     ///   the deepest level already.
-    public func createChild() throws -> DataNode {
+    public func createChild() throws -> DataNode { try createChild(at: .now) }
+
+    /// A new child under a push id reserved at `time`.
+    func createChild(at time: WeftTime) throws -> DataNode {
         try access.checkOpen()
-        let key = try WeftError.mapping(path: path) { try access.backend.reservePushKey(at: .now) }
+        let key = try WeftError.mapping(path: path) { try access.backend.reservePushKey(at: time) }
         let child = try WeftError.mapping(path: path) { try location.child(key) }
         return DataNode(access: access, location: child)
     }
 
     /// The node at `location` on the same replica.
     func node(at location: Path) -> DataNode { DataNode(access: access, location: location) }
-
-    /// Fails when `other` belongs to another replica.
-    func checkSameReplica(_ other: DataNode) throws {
-        guard access.isSame(as: other.access) else {
-            throw WeftError(.invalidPath, "the node \(other.path) belongs to another replica", path: other.path)
-        }
-    }
 }
 
 /// Chains `/` through optional nodes: nil stays nil.

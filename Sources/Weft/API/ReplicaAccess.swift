@@ -18,6 +18,13 @@ struct ReplicaAccess: Sendable {
     /// True when both refer to the same replica.
     func isSame(as other: ReplicaAccess) -> Bool { state === other.state }
 
+    /// Fails when `node` belongs to another replica (a batch, a snapshot or a copy given a foreign node).
+    func checkOwns(_ node: DataNode) throws {
+        guard isSame(as: node.access) else {
+            throw WeftError(.invalidPath, "the node \(node.path) belongs to another replica", path: node.path)
+        }
+    }
+
     // MARK: - Writes
 
     /// Fails with `shutDown` once shutdown has begun.

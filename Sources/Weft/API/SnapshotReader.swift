@@ -20,7 +20,7 @@ public struct SnapshotReader: Sendable {
     /// ```
     /// - Throws: `WeftError` with code `invalidPath` for a node of another replica.
     public func value(of node: DataNode) throws -> Value {
-        try check(node)
+        try access.checkOwns(node)
         return tree.value(at: node.location)
     }
 
@@ -64,12 +64,6 @@ public struct SnapshotReader: Sendable {
     /// ```
     /// - Throws: `WeftError` with code `invalidPath` for a node of another replica.
     public func exists(_ node: DataNode) throws -> Bool { try !value(of: node).isNull }
-
-    private func check(_ node: DataNode) throws {
-        guard node.access.isSame(as: access) else {
-            throw WeftError(.invalidPath, "the node \(node.path) belongs to another replica", path: node.path)
-        }
-    }
 }
 
 extension ReplicaAccess {

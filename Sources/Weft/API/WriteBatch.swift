@@ -99,9 +99,7 @@ public final class WriteBatch {
     /// - Throws: `WeftError` with code `invalidValue` for a non-finite operand.
     public func increment(_ node: DataNode, from start: Number = 0, by step: Number = 1) throws {
         try check(node)
-        for number in [start, step] where !number.doubleValue.isFinite {
-            throw WeftError(.invalidValue, "numbers must be finite; got \(number)", path: node.path)
-        }
+        try Number.checkFinite(start, step, path: node.path)
         bytes += 32
         try record(.increment(node.location, by: step, from: start), blind: [])
     }
@@ -116,7 +114,7 @@ public final class WriteBatch {
     @discardableResult
     public func push(_ value: (some Encodable)?, under node: DataNode) throws -> DataNode {
         try check(node)
-        let child = try node.createChild()
+        let child = try node.createChild(at: time)
         try set(value, at: child)
         return child
     }
@@ -130,9 +128,7 @@ public final class WriteBatch {
     public func abort() { isAborted = true }
 
     private func check(_ node: DataNode) throws {
-        guard node.access.isSame(as: access) else {
-            throw WeftError(.invalidPath, "the node \(node.path) belongs to another replica", path: node.path)
-        }
+        try access.checkOwns(node)
         guard writes.count < CoreLimits.batchPartsMax else {
             throw WeftError(.valueTooLarge, "a batch holds at most \(CoreLimits.batchPartsMax) writes", path: node.path)
         }
