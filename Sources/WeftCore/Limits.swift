@@ -28,4 +28,11 @@ public enum CoreLimits {
     public static let functionNameBytesMax = 256
     /// Most regions one re-fold takes in before the engine re-folds the whole tree instead.
     public static let refoldRegionsMax = 1024
+    /// Ops a re-fold replays between two snapshots it keeps of its region.
+    public static let snapshotSpacing = 8
+    /// Snapshots kept per region.
+    public static let snapshotsPerNodeMax = 32
+    /// Children an object may have for a re-fold to keep snapshots of it (a snapshot shares the
+    /// object, so the next write there copies it).
+    public static let snapshotChildrenMax = 64
 }

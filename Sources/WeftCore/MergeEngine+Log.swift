@@ -12,7 +12,7 @@ extension MergeEngine {
         guard let originLog = origins[origin] else { return [] }
         var result: [Op] = []
         var next = sequence + 1
-        while result.count < limit, let stamp = originLog.stamps[next], let op = log[stamp] ?? waiting[stamp] {
+        while result.count < limit, let stamp = originLog[next], let op = log[stamp] ?? waiting[stamp] {
             result.append(op)
             next += 1
         }
@@ -35,7 +35,7 @@ extension MergeEngine {
             incrementsFromNull.remove(op.stamp)
             index.remove(op)
             compactedTouches.insertTouches(of: op)
-            origins[op.origin]?.stamps.removeValue(forKey: op.sequence)
+            origins[op.origin]?.remove(sequence: op.sequence)
         }
         frontier = newFrontier
         if log.isEmpty { precondition(base == state, "compaction changed the state") }

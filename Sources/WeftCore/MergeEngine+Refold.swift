@@ -1,6 +1,6 @@
 // Region re-fold: rebuild the few subtrees an out-of-order op can affect by replaying, in stamp order,
-// every op that touches them, from a checkpoint (the latest `set` of the region before the op) or from
-// the compacted base.
+// every op that touches them, from the latest known point of each region before the op (a snapshot an
+// earlier re-fold kept, or a blind `set` of the region) or from the compacted base.
 
 extension MergeEngine {
     /// Re-folds the regions that ops stamped after `stamp` at `anchors` can reach, and reports changes
@@ -10,28 +10,41 @@ extension MergeEngine {
         var roots = closeRegions(anchors.map { regionRoot(for: $0, after: stamp) }, after: stamp)
         if roots.count > CoreLimits.refoldRegionsMax { roots = [.root] }
         var mini = Value.null
-        var start: Stamp?
-        let checkpoints = roots.compactMap { checkpoint(at: $0, before: stamp) }
-        if checkpoints.count == roots.count, let first = checkpoints.min(by: { $0.stamp < $1.stamp }) {
-            // Every region has a blind set before the change. Replay from the earliest; each later
-            // region's own set is replayed in its turn and overwrites whatever was there before it.
-            start = first.stamp
-            for (root, checkpoint) in zip(roots, checkpoints) where checkpoint.stamp == first.stamp {
-                mini.write(checkpoint.value, at: root)
+        // Each region starts from the latest point before the change whose value is known: a snapshot
+        // an earlier re-fold kept, a blind set of exactly the region, or else the base. Each region's
+        // ops are collected from its own point; an op spanning regions may be replayed into a region
+        // before that region's point, and the region is overwritten with its known value once replay
+        // passes the point (ops before the change keep their outcomes, so what replay wrote there
+        // before does not matter).
+        var regions: [Region] = []
+        for root in roots {
+            index.refolding(at: root.keys, from: stamp)
+            if let point = startPoint(at: root, before: stamp) {
+                regions.append(Region(root: root, start: point.stamp, value: point.value, ready: false))
+                statistics.checkpointStarts += 1
+            } else {
+                mini.write(base.value(at: root), at: root)
+                regions.append(Region(root: root, start: nil, value: nil, ready: true))
             }
-            statistics.checkpointStarts += 1
-        } else {
-            for root in roots { mini.write(base.value(at: root), at: root) }
         }
+        var pending = regions.indices.filter { regions[$0].start != nil }
+            .sorted { (regions[$0].start ?? stamp) < (regions[$1].start ?? stamp) }[...]
         let inside = { (path: Path) in roots.contains { $0.isAncestorOrSelf(of: path) } }
-        let (ops, outside) = collect(roots: roots, after: start)
+        let (ops, outside) = collect(regions)
         statistics.replayedOps += ops.count
         if ops.count > statistics.replayedOpsMax {
             statistics.replayedOpsMax = ops.count
             statistics.largestRegion = roots.count == 1 ? roots[0] : .root
         }
+        let lastStamp = ops.last?.stamp
         var flipped: [Op] = []
         for op in ops {
+            while let next = pending.first, let point = regions[next].start, point < op.stamp {
+                mini.write(regions[next].value ?? .null, at: regions[next].root)
+                regions[next].ready = true
+                pending.removeFirst()
+            }
+            defer { keepSnapshots(of: &regions, after: op.stamp, last: op.stamp == lastStamp, in: mini) }
             let previous = unusualOutcomes[op.stamp] ?? .applied
             // Ops stamped before the change keep their outcomes; so do those above the regions.
             if op.stamp < stamp || outside.contains(op.stamp) {
@@ -51,6 +64,17 @@ extension MergeEngine {
             }
             if outcome != previous || op.stamp == arriving?.stamp { record(outcome, of: op, report: &report) }
             if spansOut, previous == .applied, outcome != .applied { flipped.append(op) }
+        }
+        for next in pending { mini.write(regions[next].value ?? .null, at: regions[next].root) }
+        for region in regions {
+            guard let node = index.node(at: region.root.keys[...]) else { continue }
+            var snapshots = node.snapshots.filter { snapshot in region.start.map { snapshot.stamp <= $0 } ?? false }
+            snapshots += region.kept
+            if snapshots.count > CoreLimits.snapshotsPerNodeMax {
+                snapshots.removeFirst(snapshots.count - CoreLimits.snapshotsPerNodeMax)
+            }
+            node.snapshots = snapshots
+            node.snapshotsTakenAt = index.arrivals
         }
         for root in roots {
             let new = mini.value(at: root)
@@ -95,6 +119,19 @@ extension MergeEngine {
         var valid = true
         forEachStamp(below: node, after: nil) { if valid, !seen($0) { valid = false } }
         return valid
+    }
+
+    /// The latest point before `stamp` where the value of `root` is known without replaying older ops:
+    /// a valid snapshot or a blind set of exactly `root`, whichever is later. Nil means the base.
+    func startPoint(at root: Path, before stamp: Stamp) -> (stamp: Stamp, value: Value)? {
+        var best = checkpoint(at: root, before: stamp)
+        if let (_, snapshot) = index.snapshot(at: root.keys, before: stamp),
+            frontier.map({ snapshot.stamp >= $0 }) ?? true,
+            best.map({ snapshot.stamp > $0.stamp }) ?? true
+        {
+            best = snapshot
+        }
+        return best
     }
 
     /// The latest blind `set` of exactly `root` stamped before `stamp`: the region's value right after it
@@ -195,14 +232,40 @@ extension MergeEngine {
         return result
     }
 
-    /// Every op stamped after `start` touching the regions, sorted by stamp, and the stamps of those that
-    /// only touch ancestors of the regions (their outcomes are fixed; they are replayed as recorded).
-    func collect(roots: [Path], after start: Stamp?) -> (ops: [Op], outside: Set<Stamp>) {
+    /// One region of a re-fold: its root, the point replay knows its value at (nil: the base), whether
+    /// replay has passed that point, and the snapshots the replay keeps of it.
+    struct Region {
+        var root: Path
+        var start: Stamp?
+        var value: Value?
+        var ready: Bool
+        var kept: [(stamp: Stamp, value: Value)] = []
+        var sinceKept = 0
+    }
+
+    /// Keeps a snapshot of each region whose value replay knows, every few ops and after the last one,
+    /// where the value is small enough to share cheaply.
+    func keepSnapshots(of regions: inout [Region], after stamp: Stamp, last: Bool, in mini: Value) {
+        for position in regions.indices where regions[position].ready {
+            regions[position].sinceKept += 1
+            guard regions[position].sinceKept >= CoreLimits.snapshotSpacing || last else { continue }
+            let value = mini.value(at: regions[position].root)
+            guard value.isSmallForSnapshot else { continue }
+            regions[position].kept.append((stamp, value))
+            regions[position].sinceKept = 0
+        }
+    }
+
+    /// Every op touching a region stamped after the region's start, sorted by stamp, and the stamps of
+    /// those that only touch ancestors of the regions (their outcomes are fixed; they are replayed as
+    /// recorded).
+    func collect(_ regions: [Region]) -> (ops: [Op], outside: Set<Stamp>) {
         var inside = Set<Stamp>()
         var above = Set<Stamp>()
-        for root in roots {
+        for region in regions {
+            let start = region.start
             var current: PathIndex.Node? = index.root
-            for key in root.keys {
+            for key in region.root.keys {
                 guard let node = current else { break }
                 let from = start.map { node.ownIndex(after: $0) } ?? 0
                 above.formUnion(node.own[from...])

@@ -2,43 +2,6 @@
 // common late arrivals. Each shortcut states the exact conditions under which it equals the fold.
 
 extension MergeEngine {
-    /// What the index says about ops stamped after an arriving op, along its (single) anchor.
-    struct LaterProbe {
-        /// Some known op stamped later touches an anchor, an ancestor or a descendant of it.
-        var conflicts = false
-        /// A proper ancestor of the anchor has an op stamped later.
-        var laterAbove = false
-        /// A proper ancestor of the anchor may hold a scalar, or holds one now or in the base.
-        var scalarAbove = false
-        /// The index node of the anchor, for single-anchor ops.
-        var node: PathIndex.Node?
-    }
-
-    /// Looks for later ops touching the op's anchors (before the op enters the index).
-    func probeLater(_ op: Op) -> LaterProbe {
-        var probe = LaterProbe()
-        let anchors = op.anchors
-        for anchor in anchors {
-            var current = index.root
-            var reachedAnchor = true
-            for key in anchor.keys {
-                if let ownMax = current.ownMax, ownMax > op.stamp { probe.laterAbove = true }
-                if current.mayBeScalar || current.callCount > 0 { probe.scalarAbove = true }
-                guard let next = current.children[key] else {
-                    reachedAnchor = false
-                    break
-                }
-                current = next
-            }
-            if reachedAnchor {
-                if let subtreeMax = current.subtreeMax, subtreeMax > op.stamp { probe.conflicts = true }
-                if anchors.count == 1 { probe.node = current }
-            }
-        }
-        if probe.laterAbove { probe.conflicts = true }
-        return probe
-    }
-
     /// True when a proper ancestor of `path` holds a scalar in the current state or in the base.
     func hasScalarAbove(_ path: Path) -> Bool {
         for tree in [state, base] {
@@ -58,7 +21,7 @@ extension MergeEngine {
     /// An integer increment arriving among later increments of the same counter (and nothing else
     /// later around it): integer addition commutes, so the counter moves by exactly this step, or by
     /// the difference of starting values when it now precedes the increment that met null.
-    func applyCounterShortcut(_ op: Op, probe: LaterProbe, report: inout ApplyReport) -> Bool {
+    func applyCounterShortcut(_ op: Op, probe: PathIndex.Probe, report: inout ApplyReport) -> Bool {
         guard case .increment(.int(let by), .int(let from)) = op.kind, let node = probe.node,
             !probe.laterAbove, !probe.scalarAbove,
             node.descendantMax.map({ $0 <= op.stamp }) ?? true,
@@ -99,7 +62,7 @@ extension MergeEngine {
 
     /// A blind write (set or merge) whose node is overwritten by a later `set` of the same node before
     /// anything else could see it: it changes nothing now, and no outcome depends on it.
-    func isHiddenByLaterSet(_ op: Op, probe: LaterProbe) -> Bool {
+    func isHiddenByLaterSet(_ op: Op, probe: PathIndex.Probe) -> Bool {
         switch op.kind {
         case .set, .merge: break
         default: return false

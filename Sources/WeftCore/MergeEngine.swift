@@ -140,25 +140,14 @@ public final class MergeEngine {
             report.outcomes[op.stamp] = .waiting
             return
         }
-        let probe = probeLater(op)
+        let probe = index.insert(op)
         log[op.stamp] = op
         if !probe.conflicts {
-            // In order for its subtree: every op touching it is older, so the index answers the
-            // transaction rule directly.
-            let olds = capturesChanges ? writePaths(of: op).map { ($0, state.value(at: $0)) } : []
-            let outcome = applyTracked(op, to: &state) { [index] in
-                guard case .transaction(let read, _) = $0.kind else { return true }
-                return index.isCovered(path: $0.path, by: read)
-            }
-            index.insert(op)
-            statistics.inOrder += 1
-            record(outcome, of: op, report: &report)
-            if outcome == .applied {
-                for (path, old) in olds { report.changes.append(Change(path: path, old: old, new: state.value(at: path))) }
-            }
+            // In order for its subtree: every op touching it is older, so the index answered the
+            // transaction rule on the way in.
+            applyInOrder(op, covered: probe.covered, report: &report)
             return
         }
-        index.insert(op)
         if applyCounterShortcut(op, probe: probe, report: &report) {
             statistics.counterShortcuts += 1
             return
@@ -170,6 +159,37 @@ public final class MergeEngine {
         }
         statistics.refolds += 1
         refold(after: op.stamp, anchors: op.anchors, arriving: op, report: &report)
+    }
+
+    /// The in-order road: the op applies to the state directly.
+    private func applyInOrder(_ op: Op, covered: Bool, report: inout ApplyReport) {
+        statistics.inOrder += 1
+        switch op.kind {
+        case .set(let value):
+            // A set always applies, and its new value is the value written.
+            let old = capturesChanges ? state.value(at: op.path) : .null
+            state.write(value, at: op.path)
+            report.outcomes[op.stamp] = .applied
+            if capturesChanges { report.changes.append(Change(path: op.path, old: old, new: value)) }
+            return
+        case .increment, .transaction, .call:
+            let old = capturesChanges ? state.value(at: op.path) : .null
+            let outcome = applyTracked(op, to: &state) { _ in covered }
+            if outcome == .applied {
+                report.outcomes[op.stamp] = .applied
+                if capturesChanges { report.changes.append(Change(path: op.path, old: old, new: state.value(at: op.path))) }
+            } else {
+                record(outcome, of: op, report: &report)
+            }
+            return
+        case .merge, .batch:
+            let olds = capturesChanges ? writePaths(of: op).map { ($0, state.value(at: $0)) } : []
+            let outcome = applyTracked(op, to: &state) { _ in covered }
+            record(outcome, of: op, report: &report)
+            if outcome == .applied {
+                for (path, old) in olds { report.changes.append(Change(path: path, old: old, new: state.value(at: path))) }
+            }
+        }
     }
 
     func record(_ outcome: Outcome, of op: Op, report: inout ApplyReport) {
@@ -275,15 +295,45 @@ public struct Change: Sendable, Hashable {
 }
 
 /// The ops of one origin by sequence number, and the gap-free prefix.
+///
+/// Stamps sit in an array indexed by sequence: an origin's ops mostly arrive in sequence order, so
+/// recording one is an append.
 struct OriginLog {
-    var stamps: [UInt64: Stamp] = [:]
+    /// Stamps of sequences `first`, `first + 1`, …; nil where unknown or compacted.
+    private var slots: [Stamp?] = []
+    /// Sequence of `slots[0]`.
+    private var first: UInt64
     /// Highest sequence with no gap below it.
-    var contiguous: UInt64 = 0
+    private(set) var contiguous: UInt64 = 0
 
-    init(contiguous: UInt64 = 0) { self.contiguous = contiguous }
+    init(contiguous: UInt64 = 0) {
+        self.contiguous = contiguous
+        self.first = contiguous + 1
+    }
+
+    /// The stamp of the op with this sequence, if known and not compacted.
+    subscript(sequence: UInt64) -> Stamp? {
+        guard sequence >= first, sequence - first < UInt64(slots.count) else { return nil }
+        return slots[Int(sequence - first)]
+    }
 
     mutating func add(_ op: Op) {
-        stamps[op.sequence] = op.stamp
-        while stamps[contiguous + 1] != nil { contiguous += 1 }
+        guard op.sequence >= first else { return }
+        let offset = Int(op.sequence - first)
+        if offset >= slots.count { slots.append(contentsOf: repeatElement(nil, count: offset - slots.count + 1)) }
+        slots[offset] = op.stamp
+        while self[contiguous + 1] != nil { contiguous += 1 }
+    }
+
+    /// Forgets a compacted op; drops the forgotten prefix once it is large.
+    mutating func remove(sequence: UInt64) {
+        guard sequence >= first, sequence - first < UInt64(slots.count) else { return }
+        slots[Int(sequence - first)] = nil
+        var drop = 0
+        while drop < slots.count, slots[drop] == nil, first + UInt64(drop) <= contiguous { drop += 1 }
+        if drop > 0, drop >= slots.count / 2 {
+            slots.removeFirst(drop)
+            first += UInt64(drop)
+        }
     }
 }

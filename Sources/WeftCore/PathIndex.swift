@@ -29,8 +29,31 @@ final class PathIndex {
         var callCount = 0
         /// Batches with several anchors that are rejected because of their part at this node.
         var failingBatches: [Stamp] = []
+        /// Values of this node's subtree right after the op with each stamp, ascending, kept by re-folds
+        /// so that the next re-fold here starts close to its op instead of at the base. Every op that
+        /// walks through this node drops those at or after its stamp.
+        var snapshots: [(stamp: Stamp, value: Value)] = []
+        /// The arrival count when ``snapshots`` were last known valid.
+        var snapshotsTakenAt: UInt64 = 0
+        /// The arrival count of the latest op anchored here or re-folded from here: it may have changed
+        /// the subtree below at any stamp, so snapshots below taken before it are stale.
+        var lastArrival: UInt64 = 0
+
+        /// Drops the snapshots at or after `stamp`.
+        @inline(__always) func trimSnapshots(from stamp: Stamp) {
+            while let last = snapshots.last, last.stamp >= stamp { snapshots.removeLast() }
+        }
 
         var ownMax: Stamp? { own.last }
+
+        func raiseNonIncrement(_ stamp: Stamp) {
+            if ownNonIncrementMax.map({ $0 < stamp }) ?? true { ownNonIncrementMax = stamp }
+        }
+
+        func addIncrement(_ by: Number) {
+            let magnitude = by.magnitudeBound
+            incrementMagnitude = incrementMagnitude > UInt64.max - magnitude ? .max : incrementMagnitude + magnitude
+        }
 
         /// The first own stamp greater than `stamp`.
         func ownFirst(after stamp: Stamp) -> Stamp? {
@@ -70,6 +93,41 @@ final class PathIndex {
     }
 
     let root = Node()
+    /// Ops recorded so far (the clock of ``Node/lastArrival``).
+    private(set) var arrivals: UInt64 = 0
+
+    /// Marks a re-fold of the region at `keys` from `stamp` on: snapshots there and above at or after
+    /// `stamp` are dropped, and every snapshot below is stale.
+    func refolding(at keys: [String], from stamp: Stamp) {
+        arrivals += 1
+        var current = root
+        for key in keys {
+            if !current.snapshots.isEmpty { current.trimSnapshots(from: stamp) }
+            guard let next = current.children[key] else { return }
+            current = next
+        }
+        if !current.snapshots.isEmpty { current.trimSnapshots(from: stamp) }
+        current.lastArrival = arrivals
+    }
+
+    /// The latest valid snapshot of the node at `keys` stamped before `stamp`, if any.
+    func snapshot(at keys: [String], before stamp: Stamp) -> (node: Node, snapshot: (stamp: Stamp, value: Value))? {
+        var current = root
+        var newestAbove: UInt64 = 0
+        for key in keys {
+            newestAbove = max(newestAbove, current.lastArrival)
+            guard let next = current.children[key] else { return nil }
+            current = next
+        }
+        guard !current.snapshots.isEmpty else { return nil }
+        guard newestAbove <= current.snapshotsTakenAt else {
+            current.snapshots = []
+            return nil
+        }
+        var position = current.snapshots.count - 1
+        while position >= 0, current.snapshots[position].stamp >= stamp { position -= 1 }
+        return position >= 0 ? (current, current.snapshots[position]) : nil
+    }
 
     /// The node at `keys`, nil when no op was ever anchored at or below it.
     func node(at keys: ArraySlice<String>) -> Node? {
@@ -81,39 +139,104 @@ final class PathIndex {
         return current
     }
 
-    /// Records `op` at each of its anchors and marks where it may put scalars.
-    func insert(_ op: Op) {
-        let reads: Bool
-        if case .transaction = op.kind { reads = true } else { reads = false }
+    /// What the index said about ops stamped after an op, read on the way in before the op was recorded.
+    struct Probe {
+        /// Some known op stamped later touches an anchor, an ancestor or a descendant of it.
+        var conflicts = false
+        /// A proper ancestor of an anchor has an op stamped later.
+        var laterAbove = false
+        /// A proper ancestor of an anchor may hold a scalar, or has calls.
+        var scalarAbove = false
+        /// The index node of the anchor, for single-anchor ops.
+        var node: Node?
+        /// For a transaction: every op recorded before it on an ancestor-or-self of its path or below
+        /// was seen by its origin (the transaction rule, for an index of older ops only).
+        var covered = true
+    }
+
+    /// Records `op` at each of its anchors and marks where it may put scalars, in one walk per anchor
+    /// that reads the summaries of older ops before updating them.
+    @discardableResult
+    func insert(_ op: Op) -> Probe {
+        arrivals += 1
+        var probe = Probe()
+        let stamp = op.stamp
+        var read: VersionVector?
         var isIncrement = false
-        if case .increment = op.kind { isIncrement = true }
-        for anchor in op.anchors {
-            var current = root
-            update(current, stamp: op.stamp, reads: reads, below: !anchor.isRoot, op: op)
-            for (depth, key) in anchor.keys.enumerated() {
-                let next: Node
-                if let existing = current.children[key] {
-                    next = existing
-                } else {
-                    next = Node()
-                    current.children[key] = next
-                }
+        var isCall = false
+        switch op.kind {
+        case .transaction(let vector, _): read = vector
+        case .increment: isIncrement = true
+        case .call: isCall = true
+        default: break
+        }
+        let reads = read != nil
+        switch op.kind {
+        case .set, .increment, .transaction, .call:
+            let node = record(op, at: op.path.keys, stamp: stamp, reads: reads, read: read, probe: &probe)
+            probe.node = node
+            switch op.kind {
+            case .set(let value): markLeaves(of: value, from: node)
+            case .transaction(_, let result): markLeaves(of: result, from: node)
+            default: node.mayBeScalar = true
+            }
+            if isCall { node.callCount += 1 }
+            if isIncrement, case .increment(let by, _) = op.kind { node.addIncrement(by) }
+            if !isIncrement { node.raiseNonIncrement(stamp) }
+        case .merge(let children):
+            var nodes: [(Node, Value)] = []
+            nodes.reserveCapacity(children.count)
+            for child in children {
+                let node = record(
+                    op, at: op.path.keys + child.relative.keys, stamp: stamp, reads: false, read: nil, probe: &probe)
+                node.raiseNonIncrement(stamp)
+                nodes.append((node, child.value))
+            }
+            if children.count == 1 { probe.node = nodes[0].0 }
+            for (node, value) in nodes { markLeaves(of: value, from: node) }
+        case .batch:
+            let anchors = op.anchors
+            var nodes: [Node] = []
+            nodes.reserveCapacity(anchors.count)
+            for anchor in anchors {
+                let node = record(op, at: anchor.keys, stamp: stamp, reads: false, read: nil, probe: &probe)
+                node.raiseNonIncrement(stamp)
+                nodes.append(node)
+            }
+            if nodes.count == 1 { probe.node = nodes[0] }
+            markScalars(of: op)
+        }
+        if probe.laterAbove { probe.conflicts = true }
+        return probe
+    }
+
+    /// Walks to `keys`, creating nodes, reading what older ops left before updating it with `op`.
+    private func record(
+        _ op: Op, at keys: [String], stamp: Stamp, reads: Bool, read: VersionVector?, probe: inout Probe
+    ) -> Node {
+        var current = root
+        for key in keys {
+            if let ownMax = current.own.last, ownMax > stamp { probe.laterAbove = true }
+            if current.mayBeScalar || current.callCount > 0 { probe.scalarAbove = true }
+            if let read, probe.covered, !PathIndex.covered(current.latestOwn, by: read) { probe.covered = false }
+            if !current.snapshots.isEmpty { current.trimSnapshots(from: stamp) }
+            update(current, stamp: stamp, reads: reads, below: true, op: op)
+            if let next = current.children[key] {
                 current = next
-                update(current, stamp: op.stamp, reads: reads, below: depth + 1 < anchor.keys.count, op: op)
-            }
-            current.insertOwn(op.stamp)
-            PathIndex.raise(&current.latestOwn, origin: op.origin, sequence: op.sequence)
-            if !isIncrement, current.ownNonIncrementMax.map({ $0 < op.stamp }) ?? true {
-                current.ownNonIncrementMax = op.stamp
-            }
-            if case .call = op.kind { current.callCount += 1 }
-            if case .increment(let by, _) = op.kind {
-                let magnitude = by.magnitudeBound
-                current.incrementMagnitude =
-                    current.incrementMagnitude > UInt64.max - magnitude ? .max : current.incrementMagnitude + magnitude
+            } else {
+                let next = Node()
+                current.children[key] = next
+                current = next
             }
         }
-        markScalars(of: op)
+        if let subtreeMax = current.subtreeMax, subtreeMax > stamp { probe.conflicts = true }
+        if let read, probe.covered, !PathIndex.covered(current.latestSubtree, by: read) { probe.covered = false }
+        update(current, stamp: stamp, reads: reads, below: false, op: op)
+        if !current.snapshots.isEmpty { current.trimSnapshots(from: stamp) }
+        current.lastArrival = arrivals
+        current.insertOwn(stamp)
+        PathIndex.raise(&current.latestOwn, origin: op.origin, sequence: op.sequence)
+        return current
     }
 
     private func update(_ node: Node, stamp: Stamp, reads: Bool, below: Bool, op: Op) {
@@ -150,6 +273,25 @@ final class PathIndex {
                 case .increment(let path, _, _): mark(path.keys[...])
                 }
             }
+        }
+    }
+
+    /// Marks the scalar leaves of a value written at `node`, walking down from it.
+    private func markLeaves(of value: Value, from node: Node) {
+        switch value {
+        case .null: return
+        case .object(let children):
+            for (key, child) in children where !child.isNull {
+                let next: Node
+                if let existing = node.children[key] {
+                    next = existing
+                } else {
+                    next = Node()
+                    node.children[key] = next
+                }
+                markLeaves(of: child, from: next)
+            }
+        default: node.mayBeScalar = true
         }
     }
 

@@ -80,6 +80,12 @@ public enum Value: Sendable, Hashable {
         return kept.isEmpty ? .null : .object(kept)
     }
 
+    /// True when a copy of this value's top object is cheap (see ``CoreLimits/snapshotChildrenMax``).
+    var isSmallForSnapshot: Bool {
+        if case .object(let children) = self { return children.count <= CoreLimits.snapshotChildrenMax }
+        return true
+    }
+
     /// Number of nodes in this value (scalars and objects), `0` for null.
     public var nodeCount: Int {
         switch self {
