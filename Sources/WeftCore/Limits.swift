@@ -30,6 +30,9 @@ public enum CoreLimits {
     public static let refoldRegionsMax = 1024
     /// Ops a re-fold replays between two snapshots it keeps of its region.
     public static let snapshotSpacing = 8
+    /// Ops a late transaction's check looks at among those its origin had not seen, before it walks the
+    /// index of its subtree instead.
+    public static let unseenOpsScanMax = 512
     /// Snapshots kept per region.
     public static let snapshotsPerNodeMax = 32
     /// Children an object may have for a re-fold to keep snapshots of it (a snapshot shares the

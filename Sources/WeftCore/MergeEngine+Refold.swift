@@ -105,6 +105,7 @@ extension MergeEngine {
     /// ancestor-or-self of its path or anything below it (compacted ones included) was seen by its origin.
     func transactionValidAgainstLog(_ op: Op, read: VersionVector) -> Bool {
         guard compactedTouches.isCovered(path: op.path, by: read) else { return false }
+        if let valid = transactionValidAgainstUnseen(op, read: read) { return valid }
         func seen(_ stamp: Stamp) -> Bool {
             guard stamp < op.stamp, let other = log[stamp] else { return true }
             return read.contains(origin: other.origin, sequence: other.sequence)
@@ -121,26 +122,45 @@ extension MergeEngine {
         return valid
     }
 
+    /// The transaction rule from the other side: the ops its origin had not seen are, per origin, those
+    /// after the sequence its read vector holds, and an origin's stamps grow with its sequence; so only
+    /// ops stamped before the transaction in that short tail need a look. Nil when the tails are long
+    /// (an origin the transaction's origin had never heard of), which the index walk answers better.
+    func transactionValidAgainstUnseen(_ op: Op, read: VersionVector) -> Bool? {
+        var budget = CoreLimits.unseenOpsScanMax
+        for (origin, originLog) in origins {
+            var sequence = max(read[origin] + 1, originLog.first)
+            while sequence <= originLog.last {
+                defer { sequence += 1 }
+                guard let stamp = originLog[sequence] else { continue }
+                if stamp >= op.stamp { break }
+                budget -= 1
+                if budget < 0 { return nil }
+                guard let other = log[stamp] else { continue }
+                if other.anchors.contains(where: { $0.isRelated(to: op.path) }) { return false }
+            }
+        }
+        return true
+    }
+
     /// The latest point before `stamp` where the value of `root` is known without replaying older ops:
     /// a valid snapshot or a blind set of exactly `root`, whichever is later. Nil means the base.
     func startPoint(at root: Path, before stamp: Stamp) -> (stamp: Stamp, value: Value)? {
-        var best = checkpoint(at: root, before: stamp)
-        if let (_, snapshot) = index.snapshot(at: root.keys, before: stamp),
-            frontier.map({ snapshot.stamp >= $0 }) ?? true,
-            best.map({ snapshot.stamp > $0.stamp }) ?? true
-        {
-            best = snapshot
+        var snapshot: (stamp: Stamp, value: Value)?
+        if let (_, kept) = index.snapshot(at: root.keys, before: stamp), frontier.map({ kept.stamp >= $0 }) ?? true {
+            snapshot = kept
         }
-        return best
+        return checkpoint(at: root, before: stamp, after: snapshot?.stamp) ?? snapshot
     }
 
-    /// The latest blind `set` of exactly `root` stamped before `stamp`: the region's value right after it
+    /// The latest blind `set` of exactly `root` stamped before `stamp` (and after `floor`, when given): the region's value right after it
     /// is known without replaying anything older.
-    func checkpoint(at root: Path, before stamp: Stamp) -> (stamp: Stamp, value: Value)? {
+    func checkpoint(at root: Path, before stamp: Stamp, after floor: Stamp? = nil) -> (stamp: Stamp, value: Value)? {
         guard let node = index.node(at: root.keys[...]) else { return nil }
         var position = node.ownIndex(after: stamp) - 1
         while position >= 0 {
             let candidate = node.own[position]
+            if let floor, candidate <= floor { return nil }
             if candidate < stamp, let op = log[candidate], case .set(let value) = op.kind {
                 return (candidate, value)
             }

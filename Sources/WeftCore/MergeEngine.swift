@@ -127,7 +127,16 @@ public final class MergeEngine {
                 report.refused.append(op.stamp)
                 continue
             }
-            if !alreadyCounted { origins[op.origin, default: OriginLog()].add(op) }
+            if !alreadyCounted {
+                // An origin's stamps grow with its sequence (its clock is monotonic); an op that breaks
+                // this against its known neighbours comes from a broken or forged log and is refused,
+                // so the transaction rule can rely on the order.
+                if let originLog = origins[op.origin], !originLog.fits(op) {
+                    report.refused.append(op.stamp)
+                    continue
+                }
+                origins[op.origin, default: OriginLog()].add(op)
+            }
             applyNew(op, report: &report)
         }
         return report
@@ -275,7 +284,8 @@ public struct ApplyReport: Sendable {
     public var outcomes: [Stamp: Outcome] = [:]
     /// Ops already known.
     public var duplicates = 0
-    /// Ops at or below the compaction frontier, refused.
+    /// Ops refused: at or below the compaction frontier, or stamped out of their origin's sequence
+    /// order (a broken or forged log).
     public var refused: [Stamp] = []
 
     public init() {}
@@ -299,10 +309,13 @@ public struct Change: Sendable, Hashable {
 /// Stamps sit in an array indexed by sequence: an origin's ops mostly arrive in sequence order, so
 /// recording one is an append.
 struct OriginLog {
+    /// Highest sequence recorded (0 when none).
+    var last: UInt64 { first + UInt64(slots.count) - 1 }
+
     /// Stamps of sequences `first`, `first + 1`, …; nil where unknown or compacted.
     private var slots: [Stamp?] = []
     /// Sequence of `slots[0]`.
-    private var first: UInt64
+    private(set) var first: UInt64
     /// Highest sequence with no gap below it.
     private(set) var contiguous: UInt64 = 0
 
@@ -315,6 +328,14 @@ struct OriginLog {
     subscript(sequence: UInt64) -> Stamp? {
         guard sequence >= first, sequence - first < UInt64(slots.count) else { return nil }
         return slots[Int(sequence - first)]
+    }
+
+    /// False when a known op of the same origin with a lower sequence has a later stamp, or one with a
+    /// higher sequence an earlier stamp.
+    func fits(_ op: Op) -> Bool {
+        if op.sequence > 1, let previous = self[op.sequence - 1], previous >= op.stamp { return false }
+        if op.sequence < .max, let next = self[op.sequence + 1], next <= op.stamp { return false }
+        return true
     }
 
     mutating func add(_ op: Op) {
