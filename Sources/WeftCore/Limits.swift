@@ -33,6 +33,9 @@ public enum CoreLimits {
     /// Ops a late transaction's check looks at among those its origin had not seen, before it walks the
     /// index of its subtree instead.
     public static let unseenOpsScanMax = 512
+    /// Ops arriving in one re-fold that a transaction is checked against one by one; with more, the
+    /// transaction rule is checked from the log.
+    public static let arrivingOpsScanMax = 8
     /// Snapshots kept per region.
     public static let snapshotsPerNodeMax = 32
     /// Children an object may have for a re-fold to keep snapshots of it (a snapshot shares the

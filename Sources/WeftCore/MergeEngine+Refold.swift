@@ -4,9 +4,10 @@
 
 extension MergeEngine {
     /// Re-folds the regions that ops stamped after `stamp` at `anchors` can reach, and reports changes
-    /// and revised outcomes. `arriving` is the op that was just added to the log, if any: the only op
-    /// that can make an earlier-valid transaction stale.
-    func refold(after stamp: Stamp, anchors: [Path], arriving: Op?, report: inout ApplyReport) {
+    /// and revised outcomes. `arriving` are the ops just added to the log and not decided yet (the only
+    /// ops that can make an earlier-valid transaction stale); their outcomes are always reported.
+    func refold(after stamp: Stamp, anchors: [Path], arriving: [Op], report: inout ApplyReport) {
+        let arrivingStamps = Set(arriving.map(\.stamp))
         var roots = closeRegions(anchors.map { regionRoot(for: $0, after: stamp) }, after: stamp)
         if roots.count > CoreLimits.refoldRegionsMax { roots = [.root] }
         var mini = Value.null
@@ -59,10 +60,10 @@ extension MergeEngine {
                 outcome = decideRejectedBatch(op, failingAt: failing, reason: reason, mini: &mini, inside: inside)
             } else {
                 outcome = applyTracked(op, to: &mini, forcedAt: spansOut ? { !inside($0) } : nil) {
-                    self.transactionStillValid($0, previous: previous, arriving: arriving)
+                    self.transactionStillValid($0, previous: previous, arriving: arriving, arrivingStamps: arrivingStamps)
                 }
             }
-            if outcome != previous || op.stamp == arriving?.stamp { record(outcome, of: op, report: &report) }
+            if outcome != previous || arrivingStamps.contains(op.stamp) { record(outcome, of: op, report: &report) }
             if spansOut, previous == .applied, outcome != .applied { flipped.append(op) }
         }
         for next in pending { mini.write(regions[next].value ?? .null, at: regions[next].root) }
@@ -85,20 +86,22 @@ extension MergeEngine {
         }
         // A batch that no longer applies must also be taken back where it wrote outside these regions.
         for op in flipped {
-            refold(after: op.stamp, anchors: op.anchors.filter { !inside($0) }, arriving: nil, report: &report)
+            refold(after: op.stamp, anchors: op.anchors.filter { !inside($0) }, arriving: [], report: &report)
         }
     }
 
     /// The transaction rule during a re-fold. Adding ops can only make a transaction stale, and the only
     /// op added is `arriving`; a transaction that arrives itself is checked against every older op.
-    func transactionStillValid(_ op: Op, previous: Outcome, arriving: Op?) -> Bool {
+    func transactionStillValid(_ op: Op, previous: Outcome, arriving: [Op], arrivingStamps: Set<Stamp>) -> Bool {
         guard case .transaction(let read, _) = op.kind else { return true }
-        if let arriving, arriving.stamp == op.stamp { return transactionValidAgainstLog(op, read: read) }
+        if arrivingStamps.contains(op.stamp) { return transactionValidAgainstLog(op, read: read) }
         if case .rejected(.staleRead) = previous { return false }
-        guard let arriving, arriving.stamp < op.stamp,
-            !read.contains(origin: arriving.origin, sequence: arriving.sequence)
-        else { return true }
-        return !arriving.anchors.contains { $0.isRelated(to: op.path) }
+        if arriving.count > CoreLimits.arrivingOpsScanMax { return transactionValidAgainstLog(op, read: read) }
+        for other in arriving where other.stamp < op.stamp {
+            guard !read.contains(origin: other.origin, sequence: other.sequence) else { continue }
+            if other.anchors.contains(where: { $0.isRelated(to: op.path) }) { return false }
+        }
+        return true
     }
 
     /// The transaction rule from scratch: every op stamped before the transaction that touches an

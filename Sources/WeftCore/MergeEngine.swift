@@ -118,6 +118,7 @@ public final class MergeEngine {
     func apply(_ ops: [Op], alreadyCounted: Bool) -> ApplyReport {
         var report = ApplyReport()
         let sorted = ops.count > 1 ? ops.sorted { $0.stamp < $1.stamp } : ops
+        var pending: [PendingRefold] = []
         for op in sorted {
             if log[op.stamp] != nil || waiting[op.stamp] != nil {
                 report.duplicates += 1
@@ -137,13 +138,79 @@ public final class MergeEngine {
                 }
                 origins[op.origin, default: OriginLog()].add(op)
             }
-            applyNew(op, report: &report)
+            if !pending.isEmpty, joinPending(op, &pending, report: &report) { continue }
+            applyNew(op, pending: &pending, report: &report)
         }
+        flush(&pending, report: &report)
         return report
     }
 
+    /// A region whose re-fold waits for the end of the batch, so that several late ops in it are
+    /// re-folded once: every op of the batch inside it is logged and indexed but decided by that re-fold.
+    struct PendingRefold {
+        var root: Path
+        /// The earliest stamp the re-fold must decide again from.
+        var stamp: Stamp
+        /// The ops of the batch inside the region, not yet applied.
+        var arriving: [Op]
+    }
+
+    /// Takes `op` into a pending re-fold when its only anchor lies inside one (widening the region if
+    /// the op reaches higher); re-folds the pending regions first when `op` touches one from outside
+    /// (its decision would read a stale state). Returns true when `op` was taken.
+    private func joinPending(_ op: Op, _ pending: inout [PendingRefold], report: inout ApplyReport) -> Bool {
+        let anchors = op.anchors
+        if anchors.count == 1, let position = pending.firstIndex(where: { $0.root.isAncestorOrSelf(of: anchors[0]) }) {
+            if case .call(let call) = op.kind, !registry.contains(name: call.name, version: call.version) {
+                waiting[op.stamp] = op
+                report.outcomes[op.stamp] = .waiting
+                return true
+            }
+            let probe = index.insert(op)
+            log[op.stamp] = op
+            statistics.batchedIntoRefolds += 1
+            pending[position].arriving.append(op)
+            pending[position].stamp = min(pending[position].stamp, op.stamp)
+            if probe.conflicts {
+                let root = regionRoot(for: anchors[0], after: op.stamp)
+                if root.isAncestorOrSelf(of: pending[position].root) { widen(&pending, at: position, to: root) }
+            }
+            return true
+        }
+        if pending.contains(where: { region in anchors.contains { $0.isRelated(to: region.root) } }) {
+            flush(&pending, report: &report)
+        }
+        return false
+    }
+
+    /// Makes `root` the root of the pending region at `position`, taking in the regions it contains.
+    private func widen(_ pending: inout [PendingRefold], at position: Int, to root: Path) {
+        var merged = pending[position]
+        merged.root = root
+        var kept: [PendingRefold] = []
+        for (other, region) in pending.enumerated() where other != position {
+            if root.isAncestorOrSelf(of: region.root) {
+                merged.stamp = min(merged.stamp, region.stamp)
+                merged.arriving += region.arriving
+            } else {
+                kept.append(region)
+            }
+        }
+        pending = kept + [merged]
+    }
+
+    /// Re-folds the pending regions.
+    private func flush(_ pending: inout [PendingRefold], report: inout ApplyReport) {
+        let regions = pending
+        pending = []
+        for region in regions {
+            statistics.refolds += 1
+            refold(after: region.stamp, anchors: [region.root], arriving: region.arriving, report: &report)
+        }
+    }
+
     /// Applies one op that is neither known nor below the frontier.
-    private func applyNew(_ op: Op, report: inout ApplyReport) {
+    private func applyNew(_ op: Op, pending: inout [PendingRefold], report: inout ApplyReport) {
         if case .call(let call) = op.kind, !registry.contains(name: call.name, version: call.version) {
             waiting[op.stamp] = op
             report.outcomes[op.stamp] = .waiting
@@ -166,8 +233,17 @@ public final class MergeEngine {
             record(.applied, of: op, report: &report)
             return
         }
+        let anchors = op.anchors
+        if anchors.count == 1 {
+            // Re-folded at the end of the batch, with the later late ops of the same region.
+            let root = regionRoot(for: anchors[0], after: op.stamp)
+            pending.append(PendingRefold(root: root, stamp: op.stamp, arriving: [op]))
+            if let position = pending.indices.last { widen(&pending, at: position, to: root) }
+            return
+        }
+        flush(&pending, report: &report)
         statistics.refolds += 1
-        refold(after: op.stamp, anchors: op.anchors, arriving: op, report: &report)
+        refold(after: op.stamp, anchors: anchors, arriving: [op], report: &report)
     }
 
     /// The in-order road: the op applies to the state directly.
@@ -264,8 +340,10 @@ public struct MergeStatistics: Sendable, Hashable {
     public var counterShortcuts = 0
     /// Late blind writes hidden by a later set of the same node.
     public var hiddenWrites = 0
-    /// Late ops that needed a region re-fold.
+    /// Region re-folds (one may serve several late ops of a batch).
     public var refolds = 0
+    /// Ops of a batch taken into a pending re-fold of their region instead of being applied one by one.
+    public var batchedIntoRefolds = 0
     /// Ops replayed by all re-folds together.
     public var replayedOps = 0
     /// Re-folds that started from a checkpoint instead of the base.
