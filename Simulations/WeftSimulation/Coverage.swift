@@ -99,6 +99,8 @@ public enum CoverageCounter: String, Codable, Sendable, Hashable, CaseIterable {
     case engineHiddenWrites = "engine.hiddenWrites"
     case engineRefolds = "engine.refolds"
     case engineReplayedOps = "engine.replayedOps"
+    case engineRedecidedOps = "engine.redecidedOps"
+    case engineBatchedIntoRefolds = "engine.batchedIntoRefolds"
     // Checks.
     case foldChecks = "checks.fold"
     case digestChecks = "checks.digest"

@@ -221,6 +221,8 @@ final class SimulatedReplica {
         coverage.bump(.engineHiddenWrites, by: statistics.hiddenWrites)
         coverage.bump(.engineRefolds, by: statistics.refolds)
         coverage.bump(.engineReplayedOps, by: statistics.replayedOps)
+        coverage.bump(.engineRedecidedOps, by: statistics.redecidedOps)
+        coverage.bump(.engineBatchedIntoRefolds, by: statistics.batchedIntoRefolds)
     }
 
     /// Ops known to the engine and not yet durable.

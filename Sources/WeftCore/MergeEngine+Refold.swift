@@ -52,7 +52,12 @@ extension MergeEngine {
                 Fold.replay(op, outcome: previous, to: &mini, registry: registry)
                 continue
             }
-            let spansOut = op.anchors.contains { !inside($0) }
+            statistics.redecidedOps += 1
+            let spansOut: Bool
+            switch op.kind {
+            case .set, .increment, .transaction, .call: spansOut = !inside(op.path)
+            case .merge, .batch: spansOut = op.anchors.contains { !inside($0) }
+            }
             let outcome: Outcome
             if spansOut, case .rejected(let reason) = previous, let failing = reason.path, !inside(failing) {
                 // Rejected by a part outside the regions, which nothing here can change; a part
@@ -283,21 +288,33 @@ extension MergeEngine {
     /// those that only touch ancestors of the regions (their outcomes are fixed; they are replayed as
     /// recorded).
     func collect(_ regions: [Region]) -> (ops: [Op], outside: Set<Stamp>) {
-        var inside = Set<Stamp>()
-        var above = Set<Stamp>()
+        var inside: [Stamp] = []
+        var above: [Stamp] = []
         for region in regions {
             let start = region.start
             var current: PathIndex.Node? = index.root
             for key in region.root.keys {
                 guard let node = current else { break }
                 let from = start.map { node.ownIndex(after: $0) } ?? 0
-                above.formUnion(node.own[from...])
+                above += node.own[from...]
                 current = node.children[key]
             }
-            if let node = current { forEachStamp(below: node, after: start) { inside.insert($0) } }
+            if let node = current { forEachStamp(below: node, after: start) { inside.append($0) } }
         }
-        let outside = above.subtracting(inside)
-        let ops = inside.union(above).compactMap { log[$0] }.sorted { $0.stamp < $1.stamp }
+        var outside = Set<Stamp>()
+        if !above.isEmpty {
+            let insideSet = Set(inside)
+            for stamp in above where !insideSet.contains(stamp) { outside.insert(stamp) }
+            inside += above
+        }
+        inside.sort()
+        var ops: [Op] = []
+        ops.reserveCapacity(inside.count)
+        var previous: Stamp?
+        for stamp in inside where stamp != previous {
+            previous = stamp
+            if let op = log[stamp] { ops.append(op) }
+        }
         return (ops, outside)
     }
 

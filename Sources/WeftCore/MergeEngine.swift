@@ -346,6 +346,9 @@ public struct MergeStatistics: Sendable, Hashable {
     public var batchedIntoRefolds = 0
     /// Ops replayed by all re-folds together.
     public var replayedOps = 0
+    /// Ops that re-folds decided again (stamped at or after the change); the rest were replayed as
+    /// recorded.
+    public var redecidedOps = 0
     /// Re-folds that started from a checkpoint instead of the base.
     public var checkpointStarts = 0
     /// Most ops one re-fold replayed.
