@@ -28,6 +28,7 @@ extension MergeEngine {
     public func compact(upTo newFrontier: Stamp) -> Int {
         if let frontier { precondition(newFrontier >= frontier, "compaction frontier moves forward only") }
         let folded = log.values.filter { $0.stamp <= newFrontier }.sorted { $0.stamp < $1.stamp }
+        var touches: [TouchKey: UInt64] = [:]
         for op in folded {
             Fold.replay(op, outcome: unusualOutcomes[op.stamp] ?? .applied, to: &base, registry: registry)
             log.removeValue(forKey: op.stamp)
@@ -35,10 +36,42 @@ extension MergeEngine {
             incrementsFromNull.remove(op.stamp)
             index.remove(op)
             compactedTouches.insertTouches(of: op)
+            for anchor in op.anchors {
+                let key = TouchKey(path: anchor, origin: op.origin)
+                touches[key] = max(touches[key] ?? 0, op.sequence)
+            }
             origins[op.origin]?.remove(sequence: op.sequence)
         }
         frontier = newFrontier
+        lastCompactionTouches = touches.map { CompactedTouch(path: $0.key.path, origin: $0.key.origin, sequence: $0.value) }
+            .sorted { ($0.path, $0.origin) < ($1.path, $1.origin) }
         if log.isEmpty { precondition(base == state, "compaction changed the state") }
         return folded.count
+    }
+}
+
+private struct TouchKey: Hashable {
+    var path: Path
+    var origin: ReplicaID
+}
+
+/// That an origin's ops up to `sequence` touched the node at `path`, for ops folded into the base.
+///
+/// The transaction rule asks whether a transaction's origin had seen every op before it touching its
+/// subtree, compacted ones included; a replica that reopens a compacted log gets these back from its
+/// store (``MergeEngine/init(registry:base:frontier:baseVector:compactedTouches:capturesChanges:)``),
+/// and stores those of each compaction (``MergeEngine/lastCompactionTouches``).
+public struct CompactedTouch: Sendable, Hashable {
+    /// An anchor of a compacted op.
+    public var path: Path
+    /// The op's origin.
+    public var origin: ReplicaID
+    /// The highest sequence of the origin's compacted ops anchored there.
+    public var sequence: UInt64
+
+    public init(path: Path, origin: ReplicaID, sequence: UInt64) {
+        self.path = path
+        self.origin = origin
+        self.sequence = sequence
     }
 }

@@ -42,11 +42,15 @@ public final class MergeEngine {
     /// Which origins touched which paths through ops already folded into the base.
     var compactedTouches = PathIndex()
     var origins: [ReplicaID: OriginLog] = [:]
+    /// What the last ``compact(upTo:)`` folded, as touches a store keeps for the next open.
+    public internal(set) var lastCompactionTouches: [CompactedTouch] = []
 
     /// A new engine over a base (the empty tree for a new replica).
     ///
     /// A replica that reopens a compacted log passes the version vector of the ops folded into `base`,
-    /// so that its ``versionVector`` still counts them and the ops above them continue it without a gap.
+    /// so that its ``versionVector`` still counts them and the ops above them continue it without a gap,
+    /// and the touches of those ops (every ``lastCompactionTouches`` it stored), which the transaction
+    /// rule needs for transactions stamped after the frontier.
     ///
     /// ```swift
     /// let engine = MergeEngine(registry: registry, base: storedBase, frontier: frontier, baseVector: folded)
@@ -54,7 +58,8 @@ public final class MergeEngine {
     /// ```
     public init(
         registry: FunctionRegistry = FunctionRegistry(), base: Value = .null, frontier: Stamp? = nil,
-        baseVector: VersionVector = VersionVector(), capturesChanges: Bool = true
+        baseVector: VersionVector = VersionVector(), compactedTouches touches: [CompactedTouch] = [],
+        capturesChanges: Bool = true
     ) {
         self.registry = registry
         self.state = base
@@ -63,6 +68,12 @@ public final class MergeEngine {
         self.capturesChanges = capturesChanges
         self.origins = baseVector.entries.mapValues { OriginLog(contiguous: $0) }
         precondition(baseVector.entries.isEmpty || frontier != nil, "a base vector comes with a frontier")
+        for touch in touches {
+            // The live index keeps the touches of compacted ops too (its summaries only grow), so the
+            // in-order road's transaction rule sees them as well.
+            compactedTouches.insertTouch(at: touch.path.keys, origin: touch.origin, sequence: touch.sequence)
+            index.insertTouch(at: touch.path.keys, origin: touch.origin, sequence: touch.sequence)
+        }
     }
 
     /// The value at `path`, or null.

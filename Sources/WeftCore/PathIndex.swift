@@ -339,21 +339,24 @@ final class PathIndex {
     /// Records only which origins touched the op's anchors (for ops folded into the base, whose
     /// per-origin sequences still decide whether later transactions saw them).
     func insertTouches(of op: Op) {
-        for anchor in op.anchors {
-            var current = root
-            PathIndex.raise(&current.latestSubtree, origin: op.origin, sequence: op.sequence)
-            for key in anchor.keys {
-                if let existing = current.children[key] {
-                    current = existing
-                } else {
-                    let next = Node()
-                    current.children[key] = next
-                    current = next
-                }
-                PathIndex.raise(&current.latestSubtree, origin: op.origin, sequence: op.sequence)
+        for anchor in op.anchors { insertTouch(at: anchor.keys, origin: op.origin, sequence: op.sequence) }
+    }
+
+    /// Records that `origin` touched the node at `keys` up to `sequence`.
+    func insertTouch(at keys: [String], origin: ReplicaID, sequence: UInt64) {
+        var current = root
+        PathIndex.raise(&current.latestSubtree, origin: origin, sequence: sequence)
+        for key in keys {
+            if let existing = current.children[key] {
+                current = existing
+            } else {
+                let next = Node()
+                current.children[key] = next
+                current = next
             }
-            PathIndex.raise(&current.latestOwn, origin: op.origin, sequence: op.sequence)
+            PathIndex.raise(&current.latestSubtree, origin: origin, sequence: sequence)
         }
+        PathIndex.raise(&current.latestOwn, origin: origin, sequence: sequence)
     }
 
     /// Removes `stamp` from the own list at each anchor of `op` (compaction), pruning empty leaves.
