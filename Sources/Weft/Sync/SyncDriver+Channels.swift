@@ -53,6 +53,7 @@ extension SyncDriver {
     func received(_ payload: [UInt8], on channel: _SyncChannel) {
         guard !channel.isClosed else { return }
         precondition(!payload.isEmpty, "WeftNet delivers no empty frame")
+        channel.status.bytesReceived += NetLimits.frameHeaderBytes + payload.count
         var frame: [UInt8] = []
         frame.reserveCapacity(NetLimits.frameHeaderBytes + payload.count)
         let length = UInt32(payload.count)
@@ -78,6 +79,10 @@ extension SyncDriver {
         }
         channel.tearDown()
         channels[ObjectIdentifier(channel)] = nil
+        if channel.outbound == nil {
+            closedBytesSent += channel.status.bytesSent
+            closedBytesReceived += channel.status.bytesReceived
+        }
         clientService?.channelClosed(ObjectIdentifier(channel))
         if let outbound = channel.outbound {
             var status = channel.status

@@ -36,6 +36,9 @@ public final class SyncDriver: @unchecked Sendable {
     var channels: [ObjectIdentifier: _SyncChannel] = [:]
     var outboundPeers: [_OutboundPeer] = []
     var isShuttingDown = false
+    /// Bytes of inbound connections closed since (outbound peers keep theirs in their status).
+    var closedBytesSent = 0
+    var closedBytesReceived = 0
 
     // Shared state, behind `sharedLock`.
     private let sharedLock = NSLock()
@@ -231,7 +234,10 @@ public final class SyncDriver: @unchecked Sendable {
         for channel in channels.values where channel.outbound == nil {
             peers.append(channel.status)
         }
-        let status = SyncDriverStatus(listeningAddress: listener?.address, peers: peers)
+        let status = SyncDriverStatus(
+            listeningAddress: listener?.address, peers: peers,
+            bytesSent: peers.reduce(closedBytesSent) { $0 + $1.bytesSent },
+            bytesReceived: peers.reduce(closedBytesReceived) { $0 + $1.bytesReceived })
         let observers = sharedLock.withLock { () -> [@Sendable (SyncDriverStatus) -> Void] in
             guard publishedStatus != status else { return [] }
             publishedStatus = status
