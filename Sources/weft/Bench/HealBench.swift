@@ -42,9 +42,7 @@ enum HealBench {
 
         progress.step("heal: \(options.replicas) × \(options.opsPerReplica) ops written apart (counters, sets, merges)")
         var expected = [Int64](repeating: 0, count: options.counters)
-        for (index, leaf) in leaves.enumerated() {
-            try write(options, replica: leaf, index: index, expected: &expected)
-        }
+        try write(options, replicas: leaves, expected: &expected)
         for leaf in leaves { try await leaf.flush() }
 
         progress.step("heal: baseline, the same \(total) ops merged into one replica with no network")
@@ -102,32 +100,40 @@ enum HealBench {
         ]
     }
 
-    /// One replica's writes made apart: 40% increments of the shared counters, 40% sets (half on shared
+    /// The replicas' writes made apart, round robin (as replicas cut off from each other write at the same
+    /// time, so their stamps interleave): 40% increments of the shared counters, 40% sets (half on shared
     /// paths, so replicas conflict), 20% merges of shared objects.
-    private static func write(_ options: Options, replica: Replica, index: Int, expected: inout [Int64]) throws {
-        var rng = SeededGenerator(seed: options.seed &+ UInt64(index) &* 0x9E37_79B9)
+    private static func write(_ options: Options, replicas: [Replica], expected: inout [Int64]) throws {
+        var rng = SeededGenerator(seed: options.seed)
         for number in 0..<options.opsPerReplica {
-            let roll = rng.below(10)
-            switch roll {
-            case 0..<4:
-                let counter = Int(rng.below(UInt64(options.counters)))
-                let step = Int64(rng.below(9)) + 1
-                expected[counter] += step
-                _ = try replica.submit(path: try counterPath(counter), kind: .increment(by: .int(step), from: .int(0)))
-            case 4..<6:
-                let item = rng.below(2_000)
-                _ = try replica.submit(path: try Path("/shared/items/\(item)"), kind: .set(.int(Int64(number))))
-            case 6..<8:
-                _ = try replica.submit(
-                    path: try Path("/leaves/leaf\(index)/\(number % 1_000)"), kind: .set(.string("v\(number)")))
-            default:
-                let group = rng.below(100)
-                let children = [
-                    MergeChild(relative: try Path("by"), value: .int(Int64(index))),
-                    MergeChild(relative: try Path("at/\(index)"), value: .int(Int64(number))),
-                ]
-                _ = try replica.submit(path: try Path("/shared/groups/\(group)"), kind: .merge(children))
+            for (index, replica) in replicas.enumerated() {
+                try write(number, replica: replica, index: index, counters: options.counters, rng: &rng, expected: &expected)
             }
+        }
+    }
+
+    private static func write(
+        _ number: Int, replica: Replica, index: Int, counters: Int, rng: inout SeededGenerator, expected: inout [Int64]
+    ) throws {
+        switch rng.below(10) {
+        case 0..<4:
+            let counter = Int(rng.below(UInt64(counters)))
+            let step = Int64(rng.below(9)) + 1
+            expected[counter] += step
+            _ = try replica.submit(path: try counterPath(counter), kind: .increment(by: .int(step), from: .int(0)))
+        case 4..<6:
+            let item = rng.below(2_000)
+            _ = try replica.submit(path: try Path("/shared/items/\(item)"), kind: .set(.int(Int64(number))))
+        case 6..<8:
+            _ = try replica.submit(
+                path: try Path("/leaves/leaf\(index)/\(number % 1_000)"), kind: .set(.string("v\(number)")))
+        default:
+            let group = rng.below(100)
+            let children = [
+                MergeChild(relative: try Path("by"), value: .int(Int64(index))),
+                MergeChild(relative: try Path("at/\(index)"), value: .int(Int64(number))),
+            ]
+            _ = try replica.submit(path: try Path("/shared/groups/\(group)"), kind: .merge(children))
         }
     }
 
