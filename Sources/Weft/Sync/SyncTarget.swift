@@ -34,11 +34,28 @@ protocol SyncTarget: AnyObject, Sendable {
     /// Registers `listener`, called (on any thread) each time the durable log grew: local writes and merged
     /// ops, once durable.
     func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void)
+
+    /// The replica's own ops covered by `vector` are acknowledged (a hub or enough peers hold them durably).
+    func markAcknowledged(through vector: VersionVector)
+
+    /// Every member holds the ops covered by `vector`; `known` is the highest sequence of each origin any
+    /// replica is known to hold. The target derives a stamp frontier from them (see `Replica`).
+    func markStable(covering vector: VersionVector, known: VersionVector)
+}
+
+extension SyncTarget {
+    /// Ignores acknowledgements (a target without write receipts).
+    func markAcknowledged(through vector: VersionVector) {}
+
+    /// Ignores stability (a target that never compacts).
+    func markStable(covering vector: VersionVector, known: VersionVector) {}
 }
 
 /// Reads a ``SyncTarget`` as the session's ``OpSource``, for the duration of one event.
 struct _SyncTargetSource: OpSource {
     let target: any SyncTarget
+    /// The stable frontier the driver computed from the acknowledgements, announced in acks.
+    var stableFrontier = VersionVector()
 
     var versionVector: VersionVector { target.durableVersionVector }
 
