@@ -143,6 +143,10 @@ extension SyncDriver {
     }
 
     private func answer(_ request: ClientRequest, on channel: _SyncChannel) {
+        if case .status = request.command {
+            let reply = ClientReply(id: request.id, result: .ok(statusReport()))
+            return perform(channel.session.onClientReply(reply, now: now), on: channel)
+        }
         guard let clientService else {
             let error = SyncError(.requestFailed, "this replica serves no client requests")
             return perform(
