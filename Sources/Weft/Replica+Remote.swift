@@ -156,4 +156,66 @@ extension Replica {
         committer.enqueue(entry)
         receipts.advance(through: sequence, to: .stable)
     }
+
+    /// Marks stable the ops every member holds, given as version vectors: derives the greatest stamp
+    /// frontier that no op outside `vector` can fall under, now or later, and calls
+    /// ``markStable(through:)`` with it.
+    ///
+    /// For each origin, the first op after `vector` bounds the frontier (it must stay below that op's
+    /// stamp); when this replica does not hold that op but `known` says it exists, the last stable op of
+    /// the origin bounds it instead (the origin's later ops are stamped above it), and nothing moves when
+    /// that one is compacted already. Ops a member makes later are stamped above every op it received
+    /// (the hybrid clock's receive rule), so above every stable op. The frontier never passes the
+    /// greatest stable stamp.
+    ///
+    /// ```swift
+    /// replica.markStable(covering: book.stableFrontier(local: replica.durableVersionVector), known: known)
+    /// ```
+    public func markStable(covering vector: VersionVector, known: VersionVector) {
+        guard let frontier = stampFrontier(covering: vector, known: known) else { return }
+        markStable(through: frontier)
+    }
+
+    /// The stamp frontier of ``markStable(covering:known:)``, nil when none is safe or none is new.
+    func stampFrontier(covering vector: VersionVector, known: VersionVector) -> Stamp? {
+        condition.lock()
+        defer { condition.unlock() }
+        waitForLoad()
+        guard let engine, !isShuttingDown else { return nil }
+        let local = engine.versionVector
+        var greatestStable: Stamp? = stableFrontier
+        var bound: Stamp?
+        func lower(_ stamp: Stamp) { bound = bound.map { min($0, stamp) } ?? stamp }
+        let origins = Set(local.entries.keys).union(vector.entries.keys).union(known.entries.keys)
+        for origin in origins {
+            let stable = min(vector[origin], local[origin])
+            let last = stable > 0 ? engine.ops(from: origin, after: stable - 1, limit: 1).first : nil
+            if let last {
+                precondition(last.sequence == stable, "the log returns the op asked for")
+                greatestStable = greatestStable.map { max($0, last.stamp) } ?? last.stamp
+            }
+            if let next = engine.ops(from: origin, after: stable, limit: 1).first {
+                precondition(next.sequence == stable + 1, "the log is gap-free above the stable frontier")
+                guard let below = next.stamp.predecessor else { return nil }
+                lower(below)
+            } else if max(known[origin], local[origin]) > stable {
+                // A later op of this origin exists elsewhere: it is stamped above the origin's last stable op.
+                guard let last else { return nil }
+                lower(last.stamp)
+            }
+        }
+        guard var frontier = greatestStable else { return nil }
+        if let bound { frontier = min(frontier, bound) }
+        if let stableFrontier, frontier <= stableFrontier { return nil }
+        return frontier
+    }
+}
+
+extension Stamp {
+    /// The greatest stamp below this one; nil for the smallest stamp.
+    var predecessor: Stamp? {
+        if let replica = ReplicaID(rawValue: replica.rawValue - 1) { return Stamp(time: time, replica: replica) }
+        guard time > 0, let greatest = ReplicaID(rawValue: .max) else { return nil }
+        return Stamp(time: time - 1, replica: greatest)
+    }
 }

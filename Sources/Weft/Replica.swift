@@ -253,6 +253,19 @@ public final class Replica: @unchecked Sendable {
     /// ```
     public var digest: StateDigest { StateDigest(of: snapshot()) }
 
+    /// Ops held one by one in the log, not yet folded into the compacted base (see ``compact(vacuum:)``).
+    /// Waits for the load.
+    ///
+    /// ```swift
+    /// print(replica.logOpCount, "ops in the log")
+    /// ```
+    public var logOpCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        waitForLoad()
+        return engine?.opCount ?? 0
+    }
+
     /// What group commit has done so far.
     ///
     /// ```swift

@@ -53,6 +53,12 @@ public struct AcknowledgementBook: Sendable, Hashable {
     /// Adds a member (its acknowledgements then hold the stable frontier back until it catches up).
     public mutating func addMember(_ replica: ReplicaID) { members.insert(replica) }
 
+    /// Makes `replica` a hub: its acknowledgement alone makes an op acknowledged. A hub is a member too.
+    public mutating func addHub(_ replica: ReplicaID) {
+        hubs.insert(replica)
+        members.insert(replica)
+    }
+
     /// Removes a member (for example one gone past the retention horizon).
     public mutating func removeMember(_ replica: ReplicaID) {
         precondition(replica != local, "the local replica is always a member")
@@ -73,9 +79,37 @@ public struct AcknowledgementBook: Sendable, Hashable {
         var vectors = [localVector]
         for member in members where member != local { vectors.append(acknowledged[member] ?? VersionVector()) }
         let minimum = VersionVector.minimum(vectors)
-        let result = minimum.merged(with: announcedStable)
+        // A peer's announcement cannot make stable what this replica does not hold yet.
+        let result = VersionVector.minimum([minimum.merged(with: announcedStable), localVector])
         precondition(localVector.covers(minimum), "the stable frontier exceeds the local log")
+        precondition(localVector.covers(result), "the stable frontier exceeds the local log")
         return result
+    }
+
+    /// The last op of `origin` that is acknowledged: held by a hub, or by at least ``peersRequired``
+    /// other replicas. Zero when none is.
+    ///
+    /// ```swift
+    /// replica.markAcknowledged(through: book.acknowledgedThrough(origin: me))
+    /// ```
+    public func acknowledgedThrough(origin: ReplicaID) -> UInt64 {
+        var byHub: UInt64 = 0
+        var byPeers: [UInt64] = []
+        for (peer, vector) in acknowledged where peer != local {
+            if hubs.contains(peer) { byHub = max(byHub, vector[origin]) }
+            byPeers.append(vector[origin])
+        }
+        guard byPeers.count >= peersRequired else { return byHub }
+        byPeers.sort(by: >)
+        let byEnough = byPeers[peersRequired - 1]
+        precondition(byEnough <= byPeers[0], "sorted in descending order")
+        return max(byHub, byEnough)
+    }
+
+    /// The highest sequence of each origin that any replica is known to hold: the local vector raised by
+    /// every acknowledgement. An op below it that this replica lacks exists somewhere.
+    public func known(local localVector: VersionVector) -> VersionVector {
+        acknowledged.values.reduce(localVector) { $0.merged(with: $1) }
     }
 
     /// The peers that acknowledged op `sequence` of `origin`.

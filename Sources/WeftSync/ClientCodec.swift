@@ -3,7 +3,7 @@ import WeftCore
 /// The payload layouts of the client messages (request, reply, event); see `Docs/PROTOCOL.md`.
 enum ClientCodec {
     enum CommandTag: UInt8 {
-        case get = 1, set, merge, push, increment, watch, unwatch
+        case get = 1, set, merge, push, increment, watch, unwatch, status
     }
 
     enum ResultTag: UInt8 {
@@ -45,6 +45,8 @@ enum ClientCodec {
         case .unwatch(let watchID):
             writer.write(byte: CommandTag.unwatch.rawValue)
             writer.write(varint: watchID)
+        case .status:
+            writer.write(byte: CommandTag.status.rawValue)
         }
     }
 
@@ -61,6 +63,7 @@ enum ClientCodec {
 
     static func readCommand(_ tag: CommandTag, from reader: inout ByteReader) throws -> ClientCommand {
         if tag == .unwatch { return .unwatch(watchID: try reader.readVarint()) }
+        if tag == .status { return .status }
         let path = try OpCodec.readPath(from: &reader)
         switch tag {
         case .get: return .get(path)
@@ -74,7 +77,7 @@ enum ClientCodec {
         case .increment:
             return .increment(path, by: try readNumber(from: &reader), from: try readNumber(from: &reader))
         case .watch: return .watch(path)
-        case .unwatch: preconditionFailure("unwatch is decoded above")
+        case .unwatch, .status: preconditionFailure("\(tag) is decoded above")
         }
     }
 

@@ -34,6 +34,9 @@ public enum ClientCommand: Sendable, Hashable {
     case watch(Path)
     /// Stop the watch opened by request `watchID`. Replied with `.ok(.null)`.
     case unwatch(watchID: UInt64)
+    /// How the daemon stands: its peers (connected or not, ops behind, bytes) and its log. Needs read access
+    /// to the root. Replied with `.ok(object)`; see `Docs/PROTOCOL.md` for the fields.
+    case status
 }
 
 /// The daemon's answer to one ``ClientRequest``.

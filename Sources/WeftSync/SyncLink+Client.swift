@@ -32,7 +32,7 @@ extension SyncLink {
             client.watches.insert(request.id)
         case .unwatch(let watchID):
             client.watches.remove(watchID)
-        case .get, .set, .merge, .push, .increment:
+        case .get, .set, .merge, .push, .increment, .status:
             break
         }
         client.pendingRequests.insert(request.id)
@@ -48,6 +48,7 @@ extension SyncLink {
         case .merge(let path, let children):
             needs = children.compactMap { child in (try? path.appending(child.relative)).map { (.write, $0) } }
         case .unwatch: needs = []
+        case .status: needs = [(.read, .root)]
         }
         for (access, path) in needs where !permissions.allows(access, subtree: path) { return (access, path) }
         return nil

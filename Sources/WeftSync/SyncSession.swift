@@ -178,6 +178,19 @@ public struct SyncSession: Sendable {
         return finish(&outbox, now: now)
     }
 
+    /// The owner's stable frontier moved (acknowledgements from its members): acks at once, so the peer
+    /// learns the new frontier (a hub's leaves learn stability this way) without waiting for a keep-alive.
+    ///
+    /// - Parameters:
+    ///   - source: the local log, whose ``OpSource/stableFrontier`` is the new frontier.
+    ///   - now: the current time, in milliseconds.
+    public mutating func onStableFrontierChanged(source: some OpSource, now: UInt64) -> [SyncAction] {
+        guard case .ready = state else { return [] }
+        var outbox = Outbox()
+        withLinkNoThrow { $0.refreshAcknowledgement(source: source, outbox: &outbox) }
+        return finish(&outbox, now: now)
+    }
+
     /// The owner closes the session; with an error, an error frame tells the peer why.
     ///
     /// - Parameters:

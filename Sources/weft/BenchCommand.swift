@@ -9,7 +9,7 @@ struct BenchCommand: AsyncParsableCommand {
     )
 
     enum Suite: String, ExpressibleByArgument, CaseIterable {
-        case merge, write, open, sync, all
+        case merge, write, open, sync, heal, all
     }
 
     @Argument(help: "Suite to run: \(Suite.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -27,6 +27,12 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Number of users of 10 fields in the database opened (open): 100000 makes 1.1M nodes.")
     var users: Int = 100_000
 
+    @Option(help: "heal: number of replicas that write apart, then heal through a hub.")
+    var healReplicas: Int = 10
+
+    @Option(help: "heal: ops each replica writes apart.")
+    var healOps: Int = 10_000
+
     @Option(help: "Seed of the generated workload.")
     var seed: UInt64 = 1
 
@@ -42,6 +48,7 @@ struct BenchCommand: AsyncParsableCommand {
     func validate() throws {
         guard ops > 0, writeOps > 0, syncedOps > 0 else { throw ValidationError("counts must be positive") }
         guard users >= 10 else { throw ValidationError("--users must be at least 10") }
+        guard healReplicas >= 1, healOps >= 1 else { throw ValidationError("heal counts must be positive") }
         guard replicas >= 1 else { throw ValidationError("--replicas must be at least 1") }
     }
 
@@ -61,6 +68,10 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if suite == .sync || suite == .all {
             measurements += try await SyncBench.run(ops: ops, progress: progress)
+        }
+        if suite == .heal || suite == .all {
+            let options = HealBench.Options(replicas: healReplicas, opsPerReplica: healOps, seed: seed)
+            measurements += try await HealBench.run(options, progress: progress)
         }
         print(json ? try MeasurementPrinter.json(measurements) : MeasurementPrinter.table(measurements))
     }

@@ -275,20 +275,22 @@ struct WatchCommand: AsyncParsableCommand {
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Check that the daemon answers and accepts the token; prints the round trip time as JSON.")
+        abstract:
+            "Show how the daemon stands: its peers (connected, ops behind, bytes), its log size, the round trip time.")
     @OptionGroup var options: ClientOptions
 
     func run() async throws {
         await runClient(options) { client in
             let started = ContinuousClock.now
-            _ = try await client.request(.get(.root))
+            let report = try await client.request(.status)
             let elapsed = started.duration(to: .now)
             let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1e3
-            ClientInput.printJSON(
-                .object([
-                    "server": .string(options.server), "authenticated": .bool(true),
-                    "roundTripMilliseconds": .double((milliseconds * 1000).rounded() / 1000),
-                ]))
+            var fields: [String: Value] = [:]
+            if case .object(let daemon) = report { fields = daemon }
+            fields["server"] = .string(options.server)
+            fields["authenticated"] = .bool(true)
+            fields["roundTripMilliseconds"] = .double((milliseconds * 1000).rounded() / 1000)
+            ClientInput.printJSON(.object(fields))
         }
     }
 }

@@ -80,6 +80,13 @@ import Testing
             return values[0].contains(#""count":55"#) && values[0].contains(#""north":"n""#)
                 && values[1] == values[0] && values[2] == values[0]
         }
+        // `weft status` shows each peer's lag and the log's size; once acks settle, nobody is behind.
+        try eventually("the hub's status to show two peers caught up") {
+            let status = try Self.client(hub, name: "hub", ["status"]).stdout
+            return status.components(separatedBy: #""connected":true"#).count == 3
+                && status.components(separatedBy: #""opsBehind":0"#).count == 3
+                && status.contains(#""opsInLog":16"#) && status.contains(#""opsKnown":16"#)
+        }
         // A clean stop: SIGTERM ends with status 0 and a log line.
         #expect(south.stop(SIGTERM) == 0)
         #expect(south.log.contains("stopped cleanly"))

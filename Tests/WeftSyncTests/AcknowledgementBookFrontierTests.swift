@@ -63,3 +63,37 @@ import WeftCore
         #expect(book.level(origin: peerA, sequence: 2, local: VersionVector([me: 8, peerA: 3])) == .stable)
     }
 }
+
+@Suite struct AcknowledgementBookLevelTests {
+    let me = Harness.replica(0)
+    let hub = Harness.replica(1)
+    let peerA = Harness.replica(2)
+    let peerB = Harness.replica(3)
+
+    @Test func acknowledgedThroughFollowsAHubOrTheRequiredNumberOfPeers() {
+        var book = AcknowledgementBook(local: me, members: [me], peersRequired: 2)
+        #expect(book.acknowledgedThrough(origin: me) == 0)
+        book.record(Acknowledgement(versionVector: VersionVector([me: 9])), from: peerA)
+        #expect(book.acknowledgedThrough(origin: me) == 0)
+        book.record(Acknowledgement(versionVector: VersionVector([me: 4])), from: peerB)
+        #expect(book.acknowledgedThrough(origin: me) == 4)
+        book.addHub(hub)
+        book.record(Acknowledgement(versionVector: VersionVector([me: 6])), from: hub)
+        #expect(book.acknowledgedThrough(origin: me) == 6)
+        #expect(book.members == [me, hub])
+    }
+
+    @Test func knownRaisesTheLocalVectorByEveryAcknowledgement() {
+        var book = AcknowledgementBook(local: me, members: [me, peerA])
+        book.record(Acknowledgement(versionVector: VersionVector([me: 2, peerB: 7])), from: peerA)
+        #expect(book.known(local: VersionVector([me: 5])) == VersionVector([me: 5, peerB: 7]))
+    }
+
+    @Test func anAnnouncedFrontierNeverExceedsTheLocalLog() {
+        var book = AcknowledgementBook(local: me, members: [me, hub], hubs: [hub])
+        book.record(
+            Acknowledgement(versionVector: VersionVector([me: 3]), stableFrontier: VersionVector([me: 3, peerA: 8])),
+            from: hub)
+        #expect(book.stableFrontier(local: VersionVector([me: 3, peerA: 5])) == VersionVector([me: 3, peerA: 5]))
+    }
+}

@@ -28,7 +28,8 @@ final class _SyncChannel {
         status = SyncPeerStatus(
             address: outbound?.address ?? connection.remoteAddress,
             direction: outbound == nil ? .inbound : .outbound, replica: nil, role: nil, isConnected: false,
-            opsBehind: 0, sessionsEstablished: outbound?.status.sessionsEstablished ?? 0, lastError: nil)
+            opsBehind: 0, sessionsEstablished: outbound?.status.sessionsEstablished ?? 0, lastError: nil,
+            bytesSent: outbound?.status.bytesSent ?? 0, bytesReceived: outbound?.status.bytesReceived ?? 0)
     }
 
     /// Writes the whole frames in `bytes` (`[u32 length][type][payload]`, as the session encodes them).
@@ -86,6 +87,7 @@ final class _SyncChannel {
     private func write(_ payload: ArraySlice<UInt8>) throws(SyncError) {
         do {
             try connection.write(payload)
+            status.bytesSent += NetLimits.frameHeaderBytes + payload.count
         } catch {
             throw SyncError(.connectionLost, "\(error)")
         }

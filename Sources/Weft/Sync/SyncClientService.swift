@@ -59,6 +59,8 @@ final class _SyncClientService: @unchecked Sendable {
                     return .failed(SyncError(.requestFailed, "no watch \(watchID) on this session"))
                 }
                 return .ok(.null)
+            case .status:
+                return .failed(SyncError(.requestFailed, "the sync driver answers status requests"))
             }
         } catch {
             return .failed(SyncError(.requestFailed, "\(error)"))

@@ -44,7 +44,7 @@ extension SyncDriver {
         var generator = SystemRandomNumberGenerator()
         let nonce = AuthNonce.random(using: &generator)
         perform(
-            channel.session.onStart(side, nonce: nonce, source: _SyncTargetSource(target: target), now: now),
+            channel.session.onStart(side, nonce: nonce, source: source, now: now),
             on: channel)
         publishStatus()
     }
@@ -53,6 +53,7 @@ extension SyncDriver {
     func received(_ payload: [UInt8], on channel: _SyncChannel) {
         guard !channel.isClosed else { return }
         precondition(!payload.isEmpty, "WeftNet delivers no empty frame")
+        channel.status.bytesReceived += NetLimits.frameHeaderBytes + payload.count
         var frame: [UInt8] = []
         frame.reserveCapacity(NetLimits.frameHeaderBytes + payload.count)
         let length = UInt32(payload.count)
@@ -62,7 +63,7 @@ extension SyncDriver {
         frame.append(UInt8(truncatingIfNeeded: length))
         frame.append(contentsOf: payload)
         perform(
-            channel.session.onBytesReceived(frame, source: _SyncTargetSource(target: target), now: now), on: channel)
+            channel.session.onBytesReceived(frame, source: source, now: now), on: channel)
         publishStatus()
     }
 
@@ -78,6 +79,10 @@ extension SyncDriver {
         }
         channel.tearDown()
         channels[ObjectIdentifier(channel)] = nil
+        if channel.outbound == nil {
+            closedBytesSent += channel.status.bytesSent
+            closedBytesReceived += channel.status.bytesReceived
+        }
         clientService?.channelClosed(ObjectIdentifier(channel))
         if let outbound = channel.outbound {
             var status = channel.status
@@ -117,9 +122,9 @@ extension SyncDriver {
                 let reason =
                     "a snapshot (\(snapshot.frontier)) from \(peer) cannot be installed: this replica does not compact"
                 return perform(channel.session.onClose(error: SyncError(.localFailure, reason), now: now), on: channel)
-            case .recordAcknowledgement:
-                // The session's own acknowledged vector feeds opsBehind in its status reports.
-                break
+            case .recordAcknowledgement(let acknowledgement, let peer):
+                acknowledgements.record(acknowledgement, from: peer)
+                acknowledgementsChanged()
             case .scheduleTimer(let timer, let milliseconds):
                 schedule(timer, afterMilliseconds: milliseconds, on: channel)
             case .cancelTimer(let timer):
@@ -138,6 +143,10 @@ extension SyncDriver {
     }
 
     private func answer(_ request: ClientRequest, on channel: _SyncChannel) {
+        if case .status = request.command {
+            let reply = ClientReply(id: request.id, result: .ok(statusReport()))
+            return perform(channel.session.onClientReply(reply, now: now), on: channel)
+        }
         guard let clientService else {
             let error = SyncError(.requestFailed, "this replica serves no client requests")
             return perform(
@@ -176,7 +185,7 @@ extension SyncDriver {
                 guard let self, let channel, !channel.isClosed else { return }
                 channel.timers[timer] = nil
                 let actions = channel.session.onTimerFired(
-                    timer, source: _SyncTargetSource(target: self.target), now: self.now)
+                    timer, source: self.source, now: self.now)
                 self.perform(actions, on: channel)
                 self.publishStatus()
             }
@@ -193,6 +202,10 @@ extension SyncDriver {
         channel.status.isConnected = status.phase == .connected
         channel.status.opsBehind = status.opsBehind
         if let error = status.error { channel.status.lastError = "\(error)" }
+        if becameConnected, let peer = status.peer, let role = status.peerRole, role != .client {
+            // Membership: every replica this one replicates with directly (see Docs/PROTOCOL.md).
+            if role == .hub { acknowledgements.addHub(peer) } else { acknowledgements.addMember(peer) }
+        }
         if becameConnected {
             channel.wasConnected = true
             channel.status.sessionsEstablished += 1
@@ -221,6 +234,32 @@ extension SyncDriver {
         for timer in channel.timers.values { timer.cancel() }
         channel.timers = [:]
         channel.connection.close()
+    }
+}
+
+// MARK: - Acknowledgements
+
+extension SyncDriver {
+    /// An acknowledgement arrived: the replica's own ops held by a hub or a peer become acknowledged, and
+    /// when the stable frontier moves, the replica learns it and every session announces it.
+    func acknowledgementsChanged() {
+        let local = target.durableVersionVector
+        for origin in local.entries.keys where origin != configuration.replica {
+            // A replica whose ops this one holds is a member: stability waits for it, or for a frontier
+            // announced by a peer that hears from it.
+            acknowledgements.addMember(origin)
+        }
+        let me = configuration.replica
+        let acknowledged = acknowledgements.acknowledgedThrough(origin: me)
+        if acknowledged > 0 { target.markAcknowledged(through: VersionVector([me: acknowledged])) }
+        let stable = acknowledgements.stableFrontier(local: local)
+        guard stable != stableFrontier, stable.covers(stableFrontier) else { return }
+        stableFrontier = stable
+        target.markStable(covering: stable, known: acknowledgements.known(local: local))
+        let source = self.source
+        for channel in Array(channels.values) where !channel.isClosed {
+            perform(channel.session.onStableFrontierChanged(source: source, now: now), on: channel)
+        }
     }
 }
 

@@ -36,6 +36,13 @@ public final class SyncDriver: @unchecked Sendable {
     var channels: [ObjectIdentifier: _SyncChannel] = [:]
     var outboundPeers: [_OutboundPeer] = []
     var isShuttingDown = false
+    /// What every replicating peer acknowledged, across sessions; membership and the stable frontier.
+    var acknowledgements: AcknowledgementBook
+    /// The stable frontier last computed from `acknowledgements`, announced in acks.
+    var stableFrontier = VersionVector()
+    /// Bytes of inbound connections closed since (outbound peers keep theirs in their status).
+    var closedBytesSent = 0
+    var closedBytesReceived = 0
 
     // Shared state, behind `sharedLock`.
     private let sharedLock = NSLock()
@@ -70,6 +77,7 @@ public final class SyncDriver: @unchecked Sendable {
         }
         self.target = target
         self.configuration = configuration
+        acknowledgements = AcknowledgementBook(local: configuration.replica, members: [])
         self.logger = logger
         clientService = clients.map { _SyncClientService(backend: $0) }
         target.addOpsAppendedListener { [weak self] in self?.requestPump() }
@@ -198,6 +206,9 @@ public final class SyncDriver: @unchecked Sendable {
         return try result.get()
     }
 
+    /// The local log as sessions read it, with the stable frontier to announce.
+    var source: _SyncTargetSource { _SyncTargetSource(target: target, stableFrontier: stableFrontier) }
+
     /// Milliseconds on a monotonic clock, for sessions (only differences matter).
     var now: UInt64 {
         let elapsed = clockOrigin.duration(to: .now)
@@ -231,7 +242,10 @@ public final class SyncDriver: @unchecked Sendable {
         for channel in channels.values where channel.outbound == nil {
             peers.append(channel.status)
         }
-        let status = SyncDriverStatus(listeningAddress: listener?.address, peers: peers)
+        let status = SyncDriverStatus(
+            listeningAddress: listener?.address, peers: peers,
+            bytesSent: peers.reduce(closedBytesSent) { $0 + $1.bytesSent },
+            bytesReceived: peers.reduce(closedBytesReceived) { $0 + $1.bytesReceived })
         let observers = sharedLock.withLock { () -> [@Sendable (SyncDriverStatus) -> Void] in
             guard publishedStatus != status else { return [] }
             publishedStatus = status
@@ -278,7 +292,7 @@ public final class SyncDriver: @unchecked Sendable {
 
     private func pumpAll() {
         sharedLock.withLock { pumpScheduled = false }
-        let source = _SyncTargetSource(target: target)
+        let source = self.source
         for channel in Array(channels.values) where !channel.isClosed {
             perform(channel.session.onLocalOpsAppended(source: source, now: now), on: channel)
         }

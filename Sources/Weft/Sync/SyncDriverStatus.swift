@@ -28,6 +28,11 @@ public struct SyncPeerStatus: Sendable, Hashable {
     public var sessionsEstablished: Int
     /// The last error a session or the transport reported, as text.
     public var lastError: String?
+    /// Bytes written to this peer (frames with their headers), since the driver started (outbound: across
+    /// reconnects).
+    public var bytesSent: Int = 0
+    /// Bytes received from this peer (frames with their headers), counted as for ``bytesSent``.
+    public var bytesReceived: Int = 0
 }
 
 /// A snapshot of a ``SyncDriver``: where it listens and every peer it knows.
@@ -41,6 +46,11 @@ public struct SyncDriverStatus: Sendable, Hashable {
     public var listeningAddress: String?
     /// Outbound peers (connected or not), then inbound connections still open.
     public var peers: [SyncPeerStatus]
+
+    /// Bytes written to every peer since the driver started, connections closed since included.
+    public var bytesSent: Int = 0
+    /// Bytes received from every peer since the driver started, connections closed since included.
+    public var bytesReceived: Int = 0
 
     /// The peers whose session is connected.
     public var connectedCount: Int { peers.count(where: \.isConnected) }

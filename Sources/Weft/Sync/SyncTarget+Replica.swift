@@ -8,6 +8,11 @@ import WeftSync
 /// A replica serves sessions what it made durable: its own ops leave the machine only once in the
 /// database file, and acks cover only durable ops, so a crash never loses an op a peer counts as held.
 extension Replica: SyncTarget {
+    var logStatus: SyncLogStatus {
+        SyncLogStatus(
+            opsKnown: versionVector.total, opsInLog: logOpCount, bytesOnDisk: path == nil ? nil : try? bytesOnDisk())
+    }
+
     func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void) {
         let waiter = _DurableWaiter(replica: self, listener: listener)
         let token = addChangeListener { _ in waiter.changed() }

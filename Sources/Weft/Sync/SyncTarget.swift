@@ -34,11 +34,47 @@ protocol SyncTarget: AnyObject, Sendable {
     /// Registers `listener`, called (on any thread) each time the durable log grew: local writes and merged
     /// ops, once durable.
     func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void)
+
+    /// The replica's own ops covered by `vector` are acknowledged (a hub or enough peers hold them durably).
+    func markAcknowledged(through vector: VersionVector)
+
+    /// Every member holds the ops covered by `vector`; `known` is the highest sequence of each origin any
+    /// replica is known to hold. The target derives a stamp frontier from them (see `Replica`).
+    func markStable(covering vector: VersionVector, known: VersionVector)
+
+    /// How big the local log is, for `weft status`: ops held one by one, ops folded, bytes on disk.
+    var logStatus: SyncLogStatus { get }
+}
+
+/// The size of a replica's log, as `weft status` shows it.
+public struct SyncLogStatus: Sendable, Hashable {
+    /// Ops every origin made that this replica holds (the total of its version vector).
+    public var opsKnown: UInt64
+    /// Ops held one by one in the log (not yet folded into the compacted base).
+    public var opsInLog: Int
+    /// Bytes the database takes on disk; nil for a replica in memory or when unknown.
+    public var bytesOnDisk: Int?
+}
+
+extension SyncTarget {
+    /// Ignores acknowledgements (a target without write receipts).
+    func markAcknowledged(through vector: VersionVector) {}
+
+    /// Ignores stability (a target that never compacts).
+    func markStable(covering vector: VersionVector, known: VersionVector) {}
+
+    /// The durable vector's total, every op held in the log, size unknown.
+    var logStatus: SyncLogStatus {
+        let known = durableVersionVector.total
+        return SyncLogStatus(opsKnown: known, opsInLog: Int(clamping: known), bytesOnDisk: nil)
+    }
 }
 
 /// Reads a ``SyncTarget`` as the session's ``OpSource``, for the duration of one event.
 struct _SyncTargetSource: OpSource {
     let target: any SyncTarget
+    /// The stable frontier the driver computed from the acknowledgements, announced in acks.
+    var stableFrontier = VersionVector()
 
     var versionVector: VersionVector { target.durableVersionVector }
 
