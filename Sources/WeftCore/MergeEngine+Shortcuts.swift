@@ -60,20 +60,79 @@ extension MergeEngine {
         return true
     }
 
-    /// A blind write (set or merge) whose node is overwritten by a later `set` of the same node before
-    /// anything else could see it: it changes nothing now, and no outcome depends on it.
+    /// A blind write (set or merge) whose node is overwritten by a later blind write of the whole node
+    /// before anything else could see it: it changes nothing now, and no outcome depends on it.
     func isHiddenByLaterSet(_ op: Op, probe: PathIndex.Probe) -> Bool {
         switch op.kind {
         case .set, .merge: break
         default: return false
         }
-        guard let node = probe.node, !probe.laterAbove, !probe.scalarAbove,
-            node.descendantMax.map({ $0 <= op.stamp }) ?? true,
-            node.subtreeTransactionMax.map({ $0 <= op.stamp }) ?? true,
-            let nextStamp = node.ownFirst(after: op.stamp), let next = log[nextStamp],
-            case .set = next.kind,
-            !hasScalarAbove(op.path)
+        guard let node = probe.node else { return false }
+        return isHidden(
+            at: op.anchors[0], node: node, stamp: op.stamp, laterAbove: probe.laterAbove, scalarAbove: probe.scalarAbove)
+    }
+
+    /// True when a blind write of the node at `path` stamped `stamp` is overwritten by the next op there
+    /// (a blind write of the whole node) with nothing later around that could have seen it.
+    func isHidden(at path: Path, node: PathIndex.Node, stamp: Stamp, laterAbove: Bool, scalarAbove: Bool) -> Bool {
+        guard !laterAbove, !scalarAbove,
+            node.descendantMax.map({ $0 <= stamp }) ?? true,
+            node.subtreeTransactionMax.map({ $0 <= stamp }) ?? true,
+            let nextStamp = node.ownFirst(after: stamp), let next = log[nextStamp],
+            writesWholly(next, at: path),
+            !hasScalarAbove(path)
         else { return false }
         return true
+    }
+
+    /// True when `op` is an applied blind write of the whole node at `path` (a set of it, a merge child at
+    /// it, or such a part of an applied batch).
+    func writesWholly(_ op: Op, at path: Path) -> Bool {
+        switch op.kind {
+        case .set: return op.path == path
+        case .merge: return op.anchors.contains(path)
+        case .batch(let writes):
+            guard unusualOutcomes[op.stamp] == nil else { return false }
+            for write in writes {
+                switch write {
+                case .set(let target, _): if target == path { return true }
+                case .merge(let base, let children):
+                    for child in children where base.keys + child.relative.keys == path.keys { return true }
+                case .increment: continue
+                }
+            }
+            return false
+        default: return false
+        }
+    }
+
+    /// A late merge of several children, child by child: merges always apply and their children are
+    /// disjoint, so each child is in order (written now), hidden by a later whole write (nothing to do),
+    /// or left to a re-fold of its region.
+    func applyLateMerge(
+        _ op: Op, children: [MergeChild], parts: [PathIndex.Part], pending: inout [PendingRefold],
+        report: inout ApplyReport
+    ) {
+        var refolded: [Path] = []
+        for (child, part) in zip(children, parts) {
+            let path = Path(uncheckedKeys: op.path.keys + child.relative.keys)
+            if !part.conflicts {
+                let old = capturesChanges ? state.value(at: path) : .null
+                state.write(child.value, at: path)
+                if capturesChanges { report.changes.append(Change(path: path, old: old, new: child.value)) }
+            } else if !isHidden(
+                at: path, node: part.node, stamp: op.stamp, laterAbove: part.laterAbove, scalarAbove: part.scalarAbove)
+            {
+                refolded.append(path)
+            }
+        }
+        guard !refolded.isEmpty else {
+            statistics.hiddenWrites += 1
+            record(.applied, of: op, report: &report)
+            return
+        }
+        flush(&pending, report: &report)
+        statistics.refolds += 1
+        refold(after: op.stamp, anchors: refolded, arriving: [op], report: &report)
     }
 }

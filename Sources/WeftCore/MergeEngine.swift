@@ -211,7 +211,7 @@ public final class MergeEngine {
     }
 
     /// Re-folds the pending regions.
-    private func flush(_ pending: inout [PendingRefold], report: inout ApplyReport) {
+    func flush(_ pending: inout [PendingRefold], report: inout ApplyReport) {
         let regions = pending
         pending = []
         for region in regions {
@@ -233,6 +233,10 @@ public final class MergeEngine {
             // In order for its subtree: every op touching it is older, so the index answered the
             // transaction rule on the way in.
             applyInOrder(op, covered: probe.covered, report: &report)
+            return
+        }
+        if case .merge(let children) = op.kind, !probe.parts.isEmpty {
+            applyLateMerge(op, children: children, parts: probe.parts, pending: &pending, report: &report)
             return
         }
         if applyCounterShortcut(op, probe: probe, report: &report) {

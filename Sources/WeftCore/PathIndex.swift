@@ -152,6 +152,17 @@ final class PathIndex {
         /// For a transaction: every op recorded before it on an ancestor-or-self of its path or below
         /// was seen by its origin (the transaction rule, for an index of older ops only).
         var covered = true
+        /// For a merge of several children: what the walk to each child said, in the merge's order.
+        var parts: [Part] = []
+    }
+
+    /// What the walk to one child of a merge said.
+    struct Part {
+        var node: Node
+        /// Some known op stamped later touches this child, an ancestor or a descendant of it.
+        var conflicts: Bool
+        var laterAbove: Bool
+        var scalarAbove: Bool
     }
 
     /// Records `op` at each of its anchors and marks where it may put scalars, in one walk per anchor
@@ -186,11 +197,22 @@ final class PathIndex {
         case .merge(let children):
             var nodes: [(Node, Value)] = []
             nodes.reserveCapacity(children.count)
+            if children.count > 1 { probe.parts.reserveCapacity(children.count) }
             for child in children {
+                var part = Probe()
                 let node = record(
-                    op, at: op.path.keys + child.relative.keys, stamp: stamp, reads: false, read: nil, probe: &probe)
+                    op, at: op.path.keys + child.relative.keys, stamp: stamp, reads: false, read: nil, probe: &part)
                 node.raiseNonIncrement(stamp)
                 nodes.append((node, child.value))
+                probe.conflicts = probe.conflicts || part.conflicts
+                probe.laterAbove = probe.laterAbove || part.laterAbove
+                probe.scalarAbove = probe.scalarAbove || part.scalarAbove
+                if children.count > 1 {
+                    probe.parts.append(
+                        Part(
+                            node: node, conflicts: part.conflicts || part.laterAbove, laterAbove: part.laterAbove,
+                            scalarAbove: part.scalarAbove))
+                }
             }
             if children.count == 1 { probe.node = nodes[0].0 }
             for (node, value) in nodes { markLeaves(of: value, from: node) }
