@@ -24,10 +24,27 @@ enum Fold {
             return increment(at: op.path, by: by, from: from, state: &state)
         case .batch(let writes):
             var undo: [(keys: [String], old: Value)] = []
-            for write in writes {
-                if let forcedAt, forcedAt(write.path) {
-                    forceApply(write, to: &state)
-                    continue
+            for original in writes {
+                var write = original
+                if let forcedAt {
+                    if case .merge(let path, let children) = write {
+                        // A merge part's children are anchors of their own: some may be forced while
+                        // others are decided here.
+                        var decided: [MergeChild] = []
+                        for child in children {
+                            let keys = path.keys + child.relative.keys
+                            if forcedAt(Path(uncheckedKeys: keys)) {
+                                state.write(child.value, at: keys[...])
+                            } else {
+                                decided.append(child)
+                            }
+                        }
+                        if decided.isEmpty { continue }
+                        write = .merge(path, decided)
+                    } else if forcedAt(write.path) {
+                        forceApply(write, to: &state)
+                        continue
+                    }
                 }
                 if case .rejected(let reason) = apply(write, to: &state, undo: &undo) {
                     for entry in undo.reversed() { state.write(entry.old, at: entry.keys[...]) }

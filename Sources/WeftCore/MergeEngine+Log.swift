@@ -34,7 +34,6 @@ extension MergeEngine {
             log.removeValue(forKey: op.stamp)
             unusualOutcomes.removeValue(forKey: op.stamp)
             incrementsFromNull.remove(op.stamp)
-            index.remove(op)
             compactedTouches.insertTouches(of: op)
             for anchor in op.anchors {
                 let key = TouchKey(path: anchor, origin: op.origin)
@@ -42,6 +41,7 @@ extension MergeEngine {
             }
             origins[op.origin]?.remove(sequence: op.sequence)
         }
+        index.removeCompacted(folded, upTo: newFrontier)
         frontier = newFrontier
         lastCompactionTouches = touches.map { CompactedTouch(path: $0.key.path, origin: $0.key.origin, sequence: $0.value) }
             .sorted { ($0.path, $0.origin) < ($1.path, $1.origin) }

@@ -410,6 +410,8 @@ struct OriginLog {
 
     /// Stamps of sequences `first`, `first + 1`, …; nil where unknown or compacted.
     private var slots: [Stamp?] = []
+    /// Leading slots known to be forgotten (compacted).
+    private var cleared = 0
     /// Sequence of `slots[0]`.
     private(set) var first: UInt64
     /// Highest sequence with no gap below it.
@@ -446,11 +448,11 @@ struct OriginLog {
     mutating func remove(sequence: UInt64) {
         guard sequence >= first, sequence - first < UInt64(slots.count) else { return }
         slots[Int(sequence - first)] = nil
-        var drop = 0
-        while drop < slots.count, slots[drop] == nil, first + UInt64(drop) <= contiguous { drop += 1 }
-        if drop > 0, drop >= slots.count / 2 {
-            slots.removeFirst(drop)
-            first += UInt64(drop)
+        while cleared < slots.count, slots[cleared] == nil, first + UInt64(cleared) <= contiguous { cleared += 1 }
+        if cleared > 0, cleared >= slots.count / 2 {
+            slots.removeFirst(cleared)
+            first += UInt64(cleared)
+            cleared = 0
         }
     }
 }

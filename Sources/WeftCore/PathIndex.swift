@@ -381,12 +381,17 @@ final class PathIndex {
         PathIndex.raise(&current.latestOwn, origin: origin, sequence: sequence)
     }
 
-    /// Removes `stamp` from the own list at each anchor of `op` (compaction), pruning empty leaves.
-    func remove(_ op: Op) {
-        for anchor in op.anchors {
-            guard let node = node(at: anchor.keys[...]) else { continue }
-            if let i = node.own.firstIndex(of: op.stamp) { node.own.remove(at: i) }
-            if case .call = op.kind { node.callCount -= 1 }
+    /// Removes the compacted ops from the own lists at their anchors: every own stamp at or below
+    /// `frontier` there (compaction folds all of them, and own lists are sorted, so they are a prefix).
+    func removeCompacted(_ ops: [Op], upTo frontier: Stamp) {
+        var nodes: [ObjectIdentifier: Node] = [:]
+        for op in ops {
+            for anchor in op.anchors {
+                guard let node = node(at: anchor.keys[...]) else { continue }
+                nodes[ObjectIdentifier(node)] = node
+                if case .call = op.kind { node.callCount -= 1 }
+            }
         }
+        for node in nodes.values { node.own.removeFirst(node.ownIndex(after: frontier)) }
     }
 }

@@ -121,3 +121,22 @@ final class SharedTotal: @unchecked Sendable {
         }
     }
 }
+
+/// Cases a wide seed sweep once found, kept as fixed seeds.
+@Suite struct MergeEngineRegressionTests {
+    /// A batch whose merge part has one child inside a re-folded region and one outside: when the batch
+    /// is rejected, the child inside must be taken back (it was once applied as a forced part because
+    /// the merge's own path lay outside every region).
+    @Test(arguments: [1_018_872])
+    func sweptSeedLandsOnTheFold(seed: Int) {
+        let (ops, replicas) = MergeEnginePropertyTests.makeOps(seed: UInt64(seed), count: 60 + seed % 140)
+        let expected = ReferenceFold.fold(ops, registry: Workload.registry)
+        var rng = SeededGenerator(seed: UInt64(seed) ^ 0xA5A5)
+        for _ in 0..<replicas {
+            let engine = MergeEngine(registry: Workload.registry)
+            MergeEnginePropertyTests.deliver(ops, rng: &rng, engine: engine)
+            #expect(engine.state == expected.state)
+            for op in ops { #expect(engine.outcome(of: op.stamp) == expected.outcomes[op.stamp]) }
+        }
+    }
+}

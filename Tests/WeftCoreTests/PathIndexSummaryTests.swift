@@ -84,7 +84,7 @@ import Testing
         index.insert(set)
         let node = try #require(index.node(at: ["c"]))
         #expect(node.callCount == 1)
-        index.remove(call)
+        index.removeCompacted([call], upTo: call.stamp)
         #expect(node.callCount == 0)
         #expect(node.own == [set.stamp])
     }
