@@ -39,6 +39,8 @@ struct CommitEntry: Sendable {
     var peerVectors: [ReplicaID: VersionVector] = [:]
     /// The new stable frontier (compaction only).
     var frontier: Stamp?
+    /// The touches of the ops the compaction folded (compaction only), kept for the next open.
+    var compactedTouches: [CompactedTouch] = []
     /// The clock's packed time when the entry was made; a commit stores the greatest.
     var clockTime: UInt64
     /// What to do after the commit.

@@ -22,6 +22,9 @@ public enum WeftLimits {
     public static let receiptsTrackedMax = 1_000_000
     /// Longest a replica's `groupCommitDelayMilliseconds` option may be.
     public static let groupCommitDelayMillisecondsMax = 100
+    /// Most statuses waiting in one ``Replica/syncStatusUpdates()`` sequence; a slow reader skips the
+    /// older ones (each status is whole, so the latest is all it needs).
+    public static let syncStatusUpdatesBufferedMax = 16
 }
 
 /// Named limits of the sync shell (``SyncDriver``).

@@ -114,6 +114,7 @@ struct PendingCommits: Sendable {
             batch.baseWrites = entry.baseWrites
             batch.peerVectors = entry.peerVectors
             batch.frontier = entry.frontier
+            batch.compactedTouches = entry.compactedTouches
             maintenance = entry.maintenance
         }
         return Batch(

@@ -65,6 +65,9 @@ extension Replica {
         let folded = engine.compact(upTo: frontier)
         var entry = CommitEntry(clockTime: clock.lastTime)
         entry.frontier = frontier
+        // Committed with the frontier, atomically: a store holding the new base without the touches of
+        // the ops folded into it would decide later transactions differently after a reopen.
+        entry.compactedTouches = engine.lastCompactionTouches
         entry.baseWrites = baseWrites(for: overrides, engine: engine)
         entry.peerVectors = [replicaID: baseVector]
         entry.statusChanges = stableThrough > 0 ? [.stableThrough(sequence: stableThrough)] : []

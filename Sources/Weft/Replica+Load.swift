@@ -12,6 +12,8 @@ extension Replica {
         var ops: [Op]
         var frontier: Stamp?
         var baseVector: VersionVector
+        /// The touches of the ops folded into `base`, for the transaction rule.
+        var compactedTouches: [CompactedTouch]
         var overridePaths: [Path]
         var ownSequenceMax: UInt64
     }
@@ -30,7 +32,7 @@ extension Replica {
             let functions = condition.withLock { (registry: registry(), known: registrations.count) }
             let engine = MergeEngine(
                 registry: functions.registry, base: read.base, frontier: read.frontier, baseVector: read.baseVector,
-                capturesChanges: false)
+                compactedTouches: read.compactedTouches, capturesChanges: false)
             engine.apply(read.ops)
             engine.capturesChanges = true
             install(engine, loaded: read, registrationsKnown: functions.known)
@@ -87,9 +89,10 @@ extension Replica {
         }
         let frontier = store.logMarks.frontier
         let baseVector = frontier == nil ? VersionVector() : (try store.peerVectors()[replicaID] ?? VersionVector())
+        let touches = frontier == nil ? [] : try store.compactedTouches()
         return Loaded(
-            base: base, ops: ops, frontier: frontier, baseVector: baseVector, overridePaths: overrides.map(\.path),
-            ownSequenceMax: ownSequenceMax)
+            base: base, ops: ops, frontier: frontier, baseVector: baseVector, compactedTouches: touches,
+            overridePaths: overrides.map(\.path), ownSequenceMax: ownSequenceMax)
     }
 
     /// Waits while reads of the file are waiting for the store, so that a read waits one slice at most.

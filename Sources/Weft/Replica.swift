@@ -55,6 +55,8 @@ public final class Replica: @unchecked Sendable {
     /// What the public API keeps beside the engine: coders, callback queue, transactions in flight, feeds.
     let api: APIState
     let regions = PreservedRegions()
+    /// The sync driver of ``listen(on:token:)`` and ``connect(to:token:)``, made on first use.
+    let syncLink = _ReplicaSyncLink()
     /// Guards the fields below, and the merge engine.
     let condition = NSCondition()
 
@@ -375,14 +377,16 @@ public final class Replica: @unchecked Sendable {
         return isShuttingDown
     }
 
-    /// Lets work already started finish, commits what is pending, closes the store and delivers the last
-    /// changes. Later writes throw `WeftError` with code `shutDown`; reads keep answering from memory;
-    /// event publishers finish and event sequences end.
+    /// Stops sync (every session closes, the listener and the redialling stop, ``syncStatusUpdates()``
+    /// sequences end), lets work already started finish, commits what is pending, closes the store and
+    /// delivers the last changes. Later writes throw `WeftError` with code `shutDown`; reads keep
+    /// answering from memory; event publishers finish and event sequences end.
     ///
     /// ```swift
     /// await replica.shutdown()
     /// ```
     public func shutdown() async {
+        await stopSync()
         condition.withLock { isShuttingDown = true }
         try? await waitUntilLoaded()
         await committer.stop()

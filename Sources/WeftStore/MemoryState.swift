@@ -33,6 +33,8 @@ struct MemoryState: Sendable {
     var overrides: [Path: Value] = [:]
     var peers: [ReplicaID: VersionVector] = [:]
     var members: [ReplicaID] = []
+    /// Touches of compacted ops: per (path, origin), the greatest sequence.
+    var touches: [CompactedTouchSlot: UInt64] = [:]
     /// Size model (see ``TreeRows/bytes(of:textBytes:)``), kept up to date by every write.
     var opBytes = 0
     var treeBytes = 0
@@ -47,7 +49,8 @@ struct MemoryState: Sendable {
     var bytes: Int {
         let overrideBytes = overrides.reduce(0) { $0 + $1.key.description.utf8.count + OpCodec.encode($1.value).count }
         let peerBytes = peers.values.reduce(0) { $0 + 8 + 9 * $1.entries.count }
-        return opBytes + treeBytes + overrideBytes + peerBytes + 8 * members.count
+        let touchBytes = touches.keys.reduce(0) { $0 + TreeRows.textBytes($1.path) + 16 }
+        return opBytes + treeBytes + overrideBytes + peerBytes + 8 * members.count + touchBytes
     }
 
     // MARK: - Checking a batch
@@ -68,6 +71,10 @@ struct MemoryState: Sendable {
         var growth = batch.ops.reduce(0) { $0 + $1.encoded.count + StampKey.count }
         for write in batch.treeWrites {
             growth += TreeRows.bytes(of: write.value, textBytes: TreeRows.textBytes(write.path))
+        }
+        for touch in batch.compactedTouches
+        where touches[CompactedTouchSlot(path: touch.path, origin: touch.origin)] == nil {
+            growth += TreeRows.textBytes(touch.path) + 16
         }
         if bytes + growth > bytesMax { throw StoreError.diskFull(path: location, operation: "committing a batch") }
     }
@@ -116,6 +123,10 @@ struct MemoryState: Sendable {
         if let time = batch.clockTime { clockTime = max(clockTime, time) }
         for (peer, vector) in batch.peerVectors { peers[peer] = vector }
         if let list = batch.members { members = Array(Set(list)).sorted() }
+        for touch in batch.compactedTouches {
+            let slot = CompactedTouchSlot(path: touch.path, origin: touch.origin)
+            touches[slot] = max(touches[slot] ?? 0, touch.sequence)
+        }
         if let frontier = batch.frontier, marks.frontier.map({ frontier > $0 }) ?? true { compact(through: frontier) }
     }
 
@@ -189,6 +200,11 @@ struct MemoryState: Sendable {
         self.boundFile = boundFile
         marks.acknowledgedThrough = 0
         marks.stableThrough = 0
+    }
+
+    /// The stored touches, sorted by path then origin.
+    var sortedTouches: [CompactedTouch] {
+        touches.map { CompactedTouch(path: $0.key.path, origin: $0.key.origin, sequence: $0.value) }.sortedForStore()
     }
 
     /// The stored form of an entry, with its status as reported.

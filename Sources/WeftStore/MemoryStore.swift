@@ -226,6 +226,8 @@ public final class MemoryStore: Store, @unchecked Sendable {
 
     public func members() throws -> [ReplicaID] { try locked { current.members } }
 
+    public func compactedTouches() throws -> [CompactedTouch] { try locked { current.sortedTouches } }
+
     public func requireOriginal() throws {
         try locked {
             if case .copied(let reason) = instanceLocked { throw StoreError.copiedDatabase(path: name, reason: reason) }

@@ -14,13 +14,16 @@ import GRDB
 /// CREATE TABLE identity (singleton INTEGER PRIMARY KEY CHECK (singleton = 1), replica, clock, token, inode, …)
 /// CREATE TABLE peer (replica INTEGER PRIMARY KEY, vector BLOB)
 /// CREATE TABLE member (replica INTEGER PRIMARY KEY)
+/// -- (v2) Which origins touched which paths through ops compaction folded into the base: per anchor
+/// -- path and origin, the greatest sequence. The transaction rule needs them after a reopen.
+/// CREATE TABLE compacted_touch (path TEXT, origin INTEGER, sequence INTEGER, PRIMARY KEY (path, origin)) WITHOUT ROWID
 /// ```
 ///
 /// 64-bit unsigned values (replica ids, clock times, inodes) are stored as the signed integer with the
 /// same bits.
 enum SQLiteSchema {
     /// The schema version this code writes (`PRAGMA user_version`).
-    static let version = 1
+    static let version = 2
     /// `PRAGMA application_id` of every Weft database: "Weft" in ASCII.
     static let applicationID: Int32 = 0x5765_6674
 
@@ -54,6 +57,19 @@ enum SQLiteSchema {
                     CREATE TABLE member (replica INTEGER NOT NULL PRIMARY KEY);
                     PRAGMA application_id = \(applicationID);
                     PRAGMA user_version = 1;
+                    """)
+        }
+        migrator.registerMigration("v2") { db in
+            // Stores of v1 compacted without keeping touches; they start with none (see STORAGE.md).
+            try db.execute(
+                sql: """
+                    CREATE TABLE compacted_touch (
+                        path TEXT NOT NULL,
+                        origin INTEGER NOT NULL,
+                        sequence INTEGER NOT NULL,
+                        PRIMARY KEY (path, origin)
+                    ) WITHOUT ROWID;
+                    PRAGMA user_version = 2;
                     """)
         }
         return migrator
@@ -117,4 +133,15 @@ enum SQLiteSchema {
     static let deleteMembers = "DELETE FROM member"
     static let insertMember = "INSERT OR IGNORE INTO member (replica) VALUES (?)"
     static let selectMembers = "SELECT replica FROM member"
+    /// Keeps the greater sequence, compared as unsigned 64-bit values stored in signed columns: of two
+    /// values of the same sign the signed maximum; otherwise the negative one (the larger unsigned).
+    static let upsertTouch = """
+        INSERT INTO compacted_touch (path, origin, sequence) VALUES (?, ?, ?) ON CONFLICT (path, origin) DO UPDATE
+            SET sequence = CASE
+                WHEN (sequence < 0) = (excluded.sequence < 0) THEN max(sequence, excluded.sequence)
+                WHEN excluded.sequence < 0 THEN excluded.sequence
+                ELSE sequence
+            END
+        """
+    static let selectTouches = "SELECT path, origin, sequence FROM compacted_touch"
 }

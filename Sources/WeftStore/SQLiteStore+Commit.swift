@@ -37,6 +37,7 @@ extension SQLiteStore {
         for write in batch.baseWrites { try BaseOverlay.apply(write, to: &tree) }
         try writeStatuses(batch.statusChanges, to: db)
         try writePeers(batch, to: db)
+        try writeTouches(batch.compactedTouches, to: db)
 
         let before = (clockTime, marks)
         marks.apply(batch.statusChanges)
@@ -76,6 +77,17 @@ extension SQLiteStore {
             statement.bind(1, Int64(status.rawValue))
             statement.bind(2, StampKey.bytes(stamp))
             try statement.run()
+        }
+    }
+
+    private func writeTouches(_ touches: [CompactedTouch], to db: Database) throws {
+        guard !touches.isEmpty else { return }
+        let upsert = try SQLiteStatement(db, SQLiteSchema.upsertTouch)
+        for touch in touches {
+            upsert.bind(1, TreeRows.text(touch.path))
+            upsert.bind(2, touch.origin.rawValue)
+            upsert.bind(3, touch.sequence)
+            try upsert.run()
         }
     }
 

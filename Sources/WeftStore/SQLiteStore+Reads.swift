@@ -154,6 +154,34 @@ extension SQLiteStore {
         }
     }
 
+    public func compactedTouches() throws -> [CompactedTouch] {
+        try withDatabase("reading the touches of compacted ops") { db in
+            let select = try SQLiteStatement(db, SQLiteSchema.selectTouches)
+            var result: [CompactedTouch] = []
+            try select.forEachRow {
+                let text = select.text(0)
+                guard let origin = ReplicaID(rawValue: select.uint64(1)) else {
+                    throw StoreError.corrupt(path: path, reason: "a compacted touch at \(text) has replica id 0")
+                }
+                let touchPath: Path
+                do {
+                    touchPath = try Path(text)
+                    guard touchPath.description == text else {
+                        throw CoreError.invalidPath(path: text, reason: "not canonical")
+                    }
+                } catch {
+                    throw StoreError.corrupt(path: path, reason: "a compacted touch has a damaged path: \(error)")
+                }
+                let sequence = select.uint64(2)
+                guard sequence >= 1 else {
+                    throw StoreError.corrupt(path: path, reason: "a compacted touch at \(text) has sequence 0")
+                }
+                result.append(CompactedTouch(path: touchPath, origin: origin, sequence: sequence))
+            }
+            return result.sortedForStore()
+        }
+    }
+
     public func members() throws -> [ReplicaID] {
         try withDatabase("reading the membership") { db in
             let select = try SQLiteStatement(db, SQLiteSchema.selectMembers)

@@ -92,6 +92,19 @@ public protocol Store: AnyObject, Sendable {
     /// The membership list, sorted.
     func members() throws -> [ReplicaID]
 
+    /// The touches of every op compaction folded into the base, one per (path, origin) with the
+    /// greatest sequence committed there, sorted by path then origin. Pass them to
+    /// ``MergeEngine/init(registry:base:frontier:baseVector:compactedTouches:capturesChanges:)`` when
+    /// reopening, so that transactions are decided as by a replica that never restarted.
+    ///
+    /// ```swift
+    /// let engine = MergeEngine(
+    ///     base: base, frontier: store.logMarks.frontier, baseVector: folded,
+    ///     compactedTouches: try store.compactedTouches())
+    /// ```
+    /// - Throws: ``StoreError/corrupt(path:reason:)`` and I/O errors.
+    func compactedTouches() throws -> [CompactedTouch]
+
     /// Throws unless the database is the original of its identity. Call it before syncing.
     /// - Throws: ``StoreError/copiedDatabase(path:reason:)``.
     func requireOriginal() throws

@@ -7,7 +7,7 @@ import WeftCore
 /// 2. ``ops`` are inserted (an op already in the log is skipped);
 /// 3. ``treeWrites`` replace subtrees of the materialized tree;
 /// 4. ``baseWrites`` change the compacted base;
-/// 5. ``statusChanges``, ``clockTime``, ``peerVectors`` and ``members`` are recorded;
+/// 5. ``statusChanges``, ``clockTime``, ``peerVectors``, ``members`` and ``compactedTouches`` are recorded;
 /// 6. ``frontier``, when it advances, deletes every op at or below it from the log.
 ///
 /// ```swift
@@ -87,6 +87,11 @@ public struct StoreBatch: Sendable, Hashable {
     /// The new stable frontier: ops at or below it are deleted from the log. A frontier at or below the
     /// stored one changes nothing.
     public var frontier: Stamp?
+    /// Touches of the ops this batch's compaction folds into the base (``MergeEngine/lastCompactionTouches``).
+    /// Each is merged into the stored record, which keeps per (path, origin) the greatest sequence; a
+    /// replica that reopens the store passes ``Store/compactedTouches()`` to its merge engine, so that
+    /// the transaction rule still counts ops no longer in the log.
+    public var compactedTouches: [CompactedTouch] = []
 
     /// An empty batch.
     public init() {}
@@ -95,6 +100,7 @@ public struct StoreBatch: Sendable, Hashable {
     public var isEmpty: Bool {
         basePreserves.isEmpty && ops.isEmpty && treeWrites.isEmpty && baseWrites.isEmpty
             && statusChanges.isEmpty && clockTime == nil && peerVectors.isEmpty && members == nil && frontier == nil
+            && compactedTouches.isEmpty
     }
 }
 

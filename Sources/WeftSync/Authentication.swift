@@ -91,8 +91,9 @@ public struct PeerCredential: Sendable {
 /// The credentials of the peers and clients a replica may talk to.
 ///
 /// A peer is looked up by the name in its hello when it sends one, otherwise by its replica id in
-/// hex (``ReplicaID/description``). Both sides of a pair hold the same token, each under the other's
-/// name. A replicating peer needs read access to the whole tree to be sent ops, and write access
+/// hex (``ReplicaID/description``); a peer the book does not name gets ``sharedCredential``, when there
+/// is one. Both sides of a pair hold the same token, each under the other's name (or both as the
+/// shared credential: any peer proving it is accepted). A replicating peer needs read access to the whole tree to be sent ops, and write access
 /// over each op it sends; a client's requests are checked path by path.
 ///
 /// ```swift
@@ -102,10 +103,19 @@ public struct PeerCredential: Sendable {
 /// ```
 public struct TokenBook: Sendable {
     var credentials: [String: PeerCredential]
+    /// The credential of every peer the book does not name: a secret shared by a whole mesh, or the
+    /// token given for one dialled address (the peer that answers there must prove it).
+    ///
+    /// ```swift
+    /// var book = TokenBook()
+    /// book.sharedCredential = PeerCredential(token: try AuthToken(string: "the mesh's long secret"))
+    /// ```
+    public var sharedCredential: PeerCredential?
 
     /// A book from tokens keyed by name or replica id in hex, each with full permissions.
     public init(_ tokens: [String: AuthToken] = [:]) {
         credentials = tokens.mapValues { PeerCredential(token: $0) }
+        sharedCredential = nil
     }
 
     /// Adds or replaces the token and permissions of `name`.
@@ -113,9 +123,10 @@ public struct TokenBook: Sendable {
         credentials[name] = PeerCredential(token: token, permissions: permissions)
     }
 
-    /// The credential of a peer that introduced itself as `name` (may be empty) with id `replica`.
+    /// The credential of a peer that introduced itself as `name` (may be empty) with id `replica`: the
+    /// one filed under its name (or id), else ``sharedCredential``.
     public func credential(name: String, replica: ReplicaID) -> PeerCredential? {
-        name.isEmpty ? credentials[replica.description] : credentials[name]
+        (name.isEmpty ? credentials[replica.description] : credentials[name]) ?? sharedCredential
     }
 }
 

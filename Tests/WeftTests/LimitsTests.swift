@@ -14,6 +14,7 @@ import WeftStore
         #expect(WeftLimits.loadSliceRowsMax <= StoreLimits.opsPerQueryMax)
         #expect(WeftLimits.preservedRegionNodesMax >= 1)
         #expect(WeftLimits.changeBatchesQueuedMax >= 1)
+        #expect(WeftLimits.syncStatusUpdatesBufferedMax >= 1)
         #expect(WeftLimits.receiptsTrackedMax >= StoreLimits.pendingOpsMax)
         #expect(WeftLimits.groupCommitDelayMillisecondsMax >= StoreLimits.groupCommitDelayMillisecondsMax)
         #expect(StoreLimits.groupCommitOpsMax <= StoreLimits.pendingOpsMax)

@@ -166,6 +166,7 @@ final class FailingStore: Store, @unchecked Sendable {
     func baseOverrides() throws -> [BaseOverride] { try gated.baseOverrides() }
     func peerVectors() throws -> [ReplicaID: VersionVector] { try gated.peerVectors() }
     func members() throws -> [ReplicaID] { try gated.members() }
+    func compactedTouches() throws -> [CompactedTouch] { try gated.compactedTouches() }
     func requireOriginal() throws { try gated.requireOriginal() }
     func reidentify(newID: ReplicaID) throws { try gated.reidentify(newID: newID) }
     func checkpoint() throws { try gated.checkpoint() }

@@ -107,12 +107,15 @@ final class _SyncChannel {
 /// connections. Confined to the loop thread.
 final class _OutboundPeer {
     let address: String
+    /// The token the peer at this address must prove, whatever its name; nil to look it up in the book.
+    let token: AuthToken?
     var reconnector: Reconnector?
     var status: SyncPeerStatus
     weak var channel: _SyncChannel?
 
-    init(address: String) {
+    init(address: String, token: AuthToken? = nil) {
         self.address = address
+        self.token = token
         status = SyncPeerStatus(
             address: address, direction: .outbound, replica: nil, role: nil, isConnected: false, opsBehind: 0,
             sessionsEstablished: 0, lastError: nil)

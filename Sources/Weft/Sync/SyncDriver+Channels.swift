@@ -16,6 +16,10 @@ extension SyncDriver {
     func open(_ connection: Connection, side: SyncSide, outbound: _OutboundPeer?) {
         loop.preconditionInLoopThreadForDriver()
         guard !isShuttingDown else { return connection.close() }
+        var configuration = self.configuration
+        if let token = side == .initiator ? outbound?.token : listenerToken {
+            configuration.tokens.sharedCredential = PeerCredential(token: token)
+        }
         let session: SyncSession
         do {
             session = try SyncSession(configuration: configuration)

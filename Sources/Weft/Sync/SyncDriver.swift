@@ -33,6 +33,8 @@ public final class SyncDriver: @unchecked Sendable {
 
     // Loop-confined state.
     var listener: Listener?
+    /// The token any peer connecting to the listener may prove, besides the book's.
+    var listenerToken: AuthToken?
     var channels: [ObjectIdentifier: _SyncChannel] = [:]
     var outboundPeers: [_OutboundPeer] = []
     var isShuttingDown = false
@@ -112,17 +114,21 @@ public final class SyncDriver: @unchecked Sendable {
     /// - Parameters:
     ///   - host: a numeric IPv4 or IPv6 address.
     ///   - port: the port, or 0 for one the system chooses.
+    ///   - token: a token that any peer the token book does not name may prove to connect (with full
+    ///     permissions); nil accepts only the peers of the book.
     /// - Returns: the port listened on.
     /// - Throws: `WeftError` with code `sync` when the address is invalid or in use, or the driver is shut down.
     @discardableResult
-    public func listen(on host: String, port: Int) async throws(WeftError) -> Int {
+    public func listen(on host: String, port: Int, token: AuthToken? = nil) async throws(WeftError) -> Int {
         try await onLoop { () throws(WeftError) -> Int in
             guard self.listener == nil else { throw WeftError(.sync, "the driver already listens") }
+            guard !self.isShuttingDown else { throw WeftError(.shutDown, "the sync driver is shut down") }
             do {
                 let listener = try self.loop.listen(host: host, port: port) { [weak self] connection in
                     self?.accept(connection)
                 }
                 self.listener = listener
+                self.listenerToken = token
                 self.publishStatus()
                 return listener.port
             } catch {
@@ -137,10 +143,13 @@ public final class SyncDriver: @unchecked Sendable {
     /// - Parameters:
     ///   - host: a numeric address or a host name.
     ///   - port: the port, 1...65535.
+    ///   - token: the token the peer at this address shares with this replica, whatever its name (it
+    ///     must prove it, as this replica does); nil to look the peer up in the token book.
     /// - Throws: `WeftError` with code `sync` for a bad address, a peer already dialled, more than
     ///   ``SyncShellLimits/outboundPeersMax`` peers, or a driver shut down.
-    public func addPeer(host: String, port: Int) async throws(WeftError) {
+    public func addPeer(host: String, port: Int, token: AuthToken? = nil) async throws(WeftError) {
         try await onLoop { () throws(WeftError) in
+            guard !self.isShuttingDown else { throw WeftError(.shutDown, "the sync driver is shut down") }
             let address = SocketAddressText.describe(host: host, port: port)
             guard !self.outboundPeers.contains(where: { $0.address == address }) else {
                 throw WeftError(.sync, "peer \(address) is already dialled")
@@ -148,7 +157,7 @@ public final class SyncDriver: @unchecked Sendable {
             guard self.outboundPeers.count < SyncShellLimits.outboundPeersMax else {
                 throw WeftError(.sync, "at most \(SyncShellLimits.outboundPeersMax) outbound peers")
             }
-            let peer = _OutboundPeer(address: address)
+            let peer = _OutboundPeer(address: address, token: token)
             let reconnector = Reconnector(loop: self.loop, host: host, port: port) {
                 [weak self, weak peer] connection in
                 guard let self, let peer else { return connection.close() }

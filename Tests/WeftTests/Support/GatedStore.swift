@@ -71,6 +71,7 @@ final class GatedStore: Store, @unchecked Sendable {
     func baseOverrides() throws -> [BaseOverride] { try inner.baseOverrides() }
     func peerVectors() throws -> [ReplicaID: VersionVector] { try inner.peerVectors() }
     func members() throws -> [ReplicaID] { try inner.members() }
+    func compactedTouches() throws -> [CompactedTouch] { try inner.compactedTouches() }
     func requireOriginal() throws { try inner.requireOriginal() }
     func reidentify(newID: ReplicaID) throws { try inner.reidentify(newID: newID) }
     func checkpoint() throws { try inner.checkpoint() }

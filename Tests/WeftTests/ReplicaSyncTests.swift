@@ -1,0 +1,117 @@
+import Foundation
+import Logging
+import Testing
+import WeftCore
+
+@testable import Weft
+
+/// Embedded sync: `listen(on:token:)`, `connect(to:token:)`, the sync status, and shutdown, with two
+/// in-process replicas over 127.0.0.1 on a port the system chooses.
+@Suite(.timeLimit(.minutes(1)), .serialized) struct ReplicaSyncTests {
+    private static let secret = "a long secret shared by both replicas"
+
+    /// Collects what a status sequence yields, until it ends.
+    private static func collect(_ updates: AsyncStream<SyncDriverStatus>) -> Task<[SyncDriverStatus], Never> {
+        Task {
+            var seen: [SyncDriverStatus] = []
+            for await status in updates { seen.append(status) }
+            return seen
+        }
+    }
+
+    @Test func twoReplicasSyncBothWaysShowTheirPeerAndShutdownClosesIt() async throws {
+        let hub = Replica.inMemory()
+        let phone = Replica.inMemory()
+        let updates = Self.collect(phone.syncStatusUpdates())
+        #expect(phone.syncStatus.peers.isEmpty)
+
+        let port = try await hub.listen(on: "127.0.0.1:0", token: Self.secret)
+        #expect(port > 0)
+        #expect(hub.syncStatus.listeningAddress == "127.0.0.1:\(port)")
+        try await phone.connect(to: "127.0.0.1:\(port)", token: Self.secret)
+
+        try phone.submit(path: Sample.path("/greeting"), kind: .set(.string("hello")))
+        try await SyncFixture.wait("the phone's write on the hub") {
+            hub.value(at: Sample.path("/greeting")) == .string("hello")
+        }
+        try hub.submit(path: Sample.path("/reply"), kind: .set(.int(42)))
+        try await SyncFixture.wait("the hub's write on the phone") {
+            phone.value(at: Sample.path("/reply")) == .int(42)
+        }
+
+        try await SyncFixture.wait("both statuses connected and caught up") {
+            phone.syncStatus.peers.first?.opsBehind == 0 && hub.syncStatus.peers.first?.opsBehind == 0
+                && phone.syncStatus.connectedCount == 1 && hub.syncStatus.connectedCount == 1
+        }
+        let peer = try #require(phone.syncStatus.peers.first)
+        #expect(peer.address == "127.0.0.1:\(port)")
+        #expect(peer.direction == .outbound)
+        #expect(peer.replica == hub.replicaID)
+        #expect(peer.lastError == nil)
+        let inbound = try #require(hub.syncStatus.peers.first)
+        #expect(inbound.direction == .inbound)
+        #expect(inbound.replica == phone.replicaID)
+        #expect(hub.digest == phone.digest)
+
+        await phone.shutdown()
+        let seen = await updates.value
+        #expect(seen.contains { $0.connectedCount == 1 }, "the sequence showed the connection")
+        #expect(seen.last?.connectedCount == 0, "and ended with it closed")
+        #expect(phone.syncStatus.connectedCount == 0)
+        try await SyncFixture.wait("the hub to see the phone leave") { hub.syncStatus.connectedCount == 0 }
+        await #expect(throws: WeftError.self) { try await phone.connect(to: "127.0.0.1:\(port)", token: Self.secret) }
+        await hub.shutdown()
+        #expect(hub.syncStatus.listeningAddress == nil)
+    }
+
+    @Test func aWrongTokenNeverConnectsAndTheStatusSaysWhy() async throws {
+        let hub = Replica.inMemory()
+        let phone = Replica.inMemory()
+        var quiet = ReplicaSyncOptions()
+        quiet.logger = Logger(label: "weft.sync.test", factory: SwiftLogNoOpLogHandler.init)
+        try hub.configureSync(quiet)
+        try phone.configureSync(quiet)
+        let port = try await hub.listen(on: "127.0.0.1:0", token: Self.secret)
+        try await phone.connect(to: "127.0.0.1:\(port)", token: "another secret of enough length")
+        try await SyncFixture.wait("the refusal in the phone's status") {
+            phone.syncStatus.peers.first?.lastError != nil
+        }
+        #expect(phone.syncStatus.connectedCount == 0)
+        #expect(hub.syncStatus.connectedCount == 0)
+        await phone.shutdown()
+        await hub.shutdown()
+    }
+
+    @Test func badAddressesTokensAndLateConfigurationAreTypedErrors() async throws {
+        let replica = Replica.inMemory()
+        for address in ["127.0.0.1", ":7700", "127.0.0.1:70000", "127.0.0.1:port"] {
+            let error = await #expect(throws: WeftError.self) { try await replica.listen(on: address) }
+            #expect(error?.code == .sync, "\(address)")
+        }
+        let zero = await #expect(throws: WeftError.self) {
+            try await replica.connect(to: "127.0.0.1:0", token: Self.secret)
+        }
+        #expect(zero?.code == .sync)
+        let short = await #expect(throws: WeftError.self) {
+            try await replica.connect(to: "127.0.0.1:1", token: "short")
+        }
+        #expect(short?.code == .sync)
+
+        var options = ReplicaSyncOptions()
+        options.tokens = ["north": "too short"]
+        try replica.configureSync(options)
+        let filed = await #expect(throws: WeftError.self) { try await replica.listen(on: "127.0.0.1:0") }
+        #expect(filed?.code == .sync)
+        options.tokens = ["north": Self.secret]
+        try replica.configureSync(options)
+        try await replica.listen(on: "127.0.0.1:0")
+        let bracketed = try _SyncAddress.parse("[::1]:7700", ports: 1...65_535)
+        #expect(bracketed.host == "::1" && bracketed.port == 7700)
+        #expect(throws: WeftError.self) { try replica.configureSync(ReplicaSyncOptions()) }
+        let again = await #expect(throws: WeftError.self) { try await replica.listen(on: "127.0.0.1:0") }
+        #expect(again?.code == .sync)
+        await replica.shutdown()
+        let late = await #expect(throws: WeftError.self) { try await replica.listen(on: "127.0.0.1:0") }
+        #expect(late?.code == .shutDown)
+    }
+}
