@@ -283,7 +283,7 @@ public final class MergeEngine {
             }
             return
         case .merge, .batch:
-            let olds = capturesChanges ? writePaths(of: op).map { ($0, state.value(at: $0)) } : []
+            let olds = capturesChanges ? changeRoots(of: op).map { ($0, state.value(at: $0)) } : []
             let outcome = applyTracked(op, to: &state) { _ in covered }
             record(outcome, of: op, report: &report)
             if outcome == .applied {
@@ -329,7 +329,27 @@ public final class MergeEngine {
         return outcome
     }
 
-    /// The nodes an op writes, for change reports: each written node, not its ancestors.
+    /// The nodes whose old and new values report what an op writing several nodes changed: each written
+    /// node, or the highest scalar above it in the current state (a write below a scalar replaces the
+    /// scalar, and a later part of the same batch may remove what replaced it), none inside another.
+    func changeRoots(of op: Op) -> [Path] {
+        var roots: [Path] = []
+        for path in writePaths(of: op) {
+            var root = path
+            var current = state
+            for (depth, key) in path.keys.enumerated() {
+                guard case .object(let children) = current else {
+                    if !current.isNull { root = Path(uncheckedKeys: Array(path.keys[..<depth])) }
+                    break
+                }
+                current = children[key] ?? .null
+            }
+            roots.append(root)
+        }
+        return roots.count > 1 ? minimalRoots(roots) : roots
+    }
+
+    /// The nodes an op writes: each written node, not its ancestors.
     func writePaths(of op: Op) -> [Path] {
         switch op.kind {
         case .merge(let children):

@@ -140,3 +140,30 @@ final class SharedTotal: @unchecked Sendable {
         }
     }
 }
+
+/// The changes an apply reports are what a store writes: applied in order to the previous state they
+/// must give the new state, whichever road each op took.
+@Suite struct MergeEngineChangeReportTests {
+    @Test func reportedChangesRebuildTheState() async {
+        await propertyCheck(count: 300, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            var rng = SeededGenerator(seed: UInt64(seed) ^ 0xC4A)
+            var workload = Workload(
+                seed: UInt64(seed), replicas: 2 + Int(rng.below(5)), shape: MergeEngineSnapshotTests.shape(hot: seed % 3 != 0))
+            let ops = (0..<(150 + seed % 400)).map { _ in workload.next() }
+            let engine = MergeEngine(registry: Workload.registry)
+            var mirror = Value.null
+            var batches = MergeEngineSnapshotTests.interleaved(ops, rng: &rng)
+            if seed % 2 == 0 {
+                var shuffled = ops
+                rng.shuffle(&shuffled)
+                batches = stride(from: 0, to: shuffled.count, by: 17).map { Array(shuffled[$0..<min($0 + 17, shuffled.count)]) }
+            }
+            for batch in batches {
+                let report = engine.apply(batch)
+                for change in report.changes { mirror.write(change.new, at: change.path) }
+                #expect(mirror == engine.state, "seed \(seed)")
+                if mirror != engine.state { return }
+            }
+        }
+    }
+}
