@@ -67,9 +67,15 @@ extension Simulation {
         }
         let id = connections.count
         let sides = [link.initiator, link.acceptor]
-        let sessions = sides.map { replica -> SyncSession? in
-            // Configurations are validated when the scenario is.
-            try! SyncSession(configuration: configurations[replica])
+        var sessions: [SyncSession?] = []
+        for replica in sides {
+            // A schedule file comes from outside: settings the session refuses end the run with a failure.
+            do {
+                sessions.append(try SyncSession(configuration: configurations[replica]))
+            } catch {
+                fail(.localFailure, replica, "the scenario's session settings are refused: \(error)")
+                return
+            }
         }
         connections.append(Connection(id: id, link: index, replicas: sides, sessions: sessions))
         links[index].connection = id

@@ -384,7 +384,7 @@ public struct MergeStatistics: Sendable, Hashable {
     /// Ops that re-folds decided again (stamped at or after the change); the rest were replayed as
     /// recorded.
     public var redecidedOps = 0
-    /// Re-folds that started from a checkpoint instead of the base.
+    /// Re-folded regions that started from a kept snapshot or a checkpoint instead of the base.
     public var checkpointStarts = 0
     /// Most ops one re-fold replayed.
     public var replayedOpsMax = 0
