@@ -25,8 +25,6 @@ struct CommitEntry: Sendable {
 
     /// New ops for the log.
     var records: [OpRecord] = []
-    /// The receipts of this replica's new ops, advanced to durable once the entry is committed.
-    var receipts: [WriteReceipt] = []
     /// Regions whose base the store saves before the tree writes (see ``PreservedRegions``).
     var preserves: [Path] = []
     /// The new values of the changed nodes, in the order of the changes.

@@ -3,15 +3,15 @@ import WeftCore
 import WeftStore
 
 /// The background writer of a replica: it takes every entry waiting, writes them as few
-/// ``StoreBatch``es as the size bound allows (one SQLite transaction each), then advances their receipts
-/// to durable. It is the store's only committer.
+/// ``StoreBatch``es as the size bound allows (one SQLite transaction each), then moves the durable
+/// frontier of the replica's receipts. It is the store's only committer.
 ///
 /// Memory is bounded: ``waitForSpace()`` holds writers back while ``Settings/pendingOpsMax`` ops wait.
 /// A failed commit (a full disk) fails the receipts of its entries and of every later one, and the
 /// committer refuses to write again: the store keeps what it had, and the replica must be reopened.
 ///
 /// ```swift
-/// let committer = GroupCommitter(store: store, settings: settings, durable: loadedVector)
+/// let committer = GroupCommitter(store: store, settings: settings, receipts: book, origin: id)
 /// committer.start()
 /// committer.enqueue(entry)
 /// try await committer.flush()
@@ -29,6 +29,10 @@ final class GroupCommitter: @unchecked Sendable {
 
     let store: any Store
     let settings: Settings
+    /// The statuses of the local writes, whose durable frontier each commit moves.
+    let receipts: ReceiptBook
+    /// This replica: the origin of the writes `receipts` tracks.
+    let origin: ReplicaID
     private let condition = NSCondition()
     private var pending = PendingCommits()
     /// Ops queued or being committed.
@@ -48,12 +52,14 @@ final class GroupCommitter: @unchecked Sendable {
     private var ledger: DurableLedger
     private var counters = CommitStatistics()
 
-    init(store: any Store, settings: Settings, durable: VersionVector) {
+    init(store: any Store, settings: Settings, receipts: ReceiptBook, origin: ReplicaID) {
         precondition(settings.opsMax >= 1 && settings.opsMax <= settings.pendingOpsMax, "commit bounds are ordered")
         precondition(settings.delayMilliseconds >= 0, "a delay is not negative")
         self.store = store
         self.settings = settings
-        self.ledger = DurableLedger(vector: durable)
+        self.receipts = receipts
+        self.origin = origin
+        self.ledger = DurableLedger()
     }
 
     /// Starts the committer's thread.
@@ -75,7 +81,10 @@ final class GroupCommitter: @unchecked Sendable {
     var durableVector: VersionVector { locked { ledger.vector } }
 
     /// Resets the durable vector to what a load found in the store.
-    func setDurable(_ vector: VersionVector) { locked { ledger = DurableLedger(vector: vector) } }
+    func setDurable(_ vector: VersionVector) {
+        locked { ledger = DurableLedger(vector: vector) }
+        receipts.markDurable(through: vector[origin])
+    }
 
     private func locked<T>(_ body: () throws -> T) rethrows -> T {
         condition.lock()
@@ -105,11 +114,9 @@ final class GroupCommitter: @unchecked Sendable {
     /// ``PendingCommits/closeEntry(clockTime:)``): the road of a write, which allocates no arrays.
     func enqueue(_ append: (inout PendingCommits) -> Void) {
         condition.lock()
-        if let failure {
+        if failure != nil {
+            // The receipt book already fails every write not yet durable.
             condition.unlock()
-            var scratch = PendingCommits()
-            append(&scratch)
-            for receipt in scratch.receipts { receipt.fail(failure) }
             return
         }
         precondition(!isStopped, "no entry after the committer stopped")
@@ -236,7 +243,7 @@ final class GroupCommitter: @unchecked Sendable {
         }
     }
 
-    /// Commits one batch, then records the outcome and advances (or fails) its receipts.
+    /// Commits one batch, then records the outcome and moves (or fails) the durable frontier of receipts.
     private func commit(_ batch: PendingCommits.Batch) {
         let ops = batch.storeBatch.ops.count
         var failedWith = failed
@@ -253,7 +260,7 @@ final class GroupCommitter: @unchecked Sendable {
             if failedWith == nil, let maintenance = batch.maintenance { maintain(maintenance) }
         }
         let error = failedWith
-        let ready: [CheckedContinuation<Void, any Error>] = locked {
+        let (ready, durable): ([CheckedContinuation<Void, any Error>], UInt64) = locked {
             queuedOps -= ops
             doneCount += UInt64(batch.entries)
             if let error {
@@ -271,10 +278,12 @@ final class GroupCommitter: @unchecked Sendable {
                 ready.append(waiter.continuation)
                 return true
             }
-            return ready
+            return (ready, ledger.vector[origin])
         }
-        for receipt in batch.receipts {
-            if let error { receipt.fail(error) } else { receipt.advance(to: .durable) }
+        if let error {
+            receipts.fail(from: durable + 1, error)
+        } else {
+            receipts.markDurable(through: durable)
         }
         let failure = failed
         for continuation in ready {

@@ -16,23 +16,20 @@ struct PendingCommits: Sendable {
     /// Where an entry ends in each array, and the clock's time when it was made.
     struct End: Sendable {
         var records: Int
-        var receipts: Int
         var preserves: Int
         var treeWrites: Int
         var statusChanges: Int
         var clockTime: UInt64
     }
 
-    /// One batch to commit: its store batch, its receipts and entry count.
+    /// One batch to commit: its store batch and entry count.
     struct Batch {
         var storeBatch: StoreBatch
-        var receipts: ArraySlice<WriteReceipt>
         var entries: Int
         var maintenance: CommitEntry.Maintenance?
     }
 
     private(set) var records: [OpRecord] = []
-    private(set) var receipts: [WriteReceipt] = []
     private(set) var preserves: [Path] = []
     private(set) var treeWrites: [StoreBatch.TreeWrite] = []
     private(set) var statusChanges: [StoreBatch.StatusChange] = []
@@ -48,7 +45,6 @@ struct PendingCommits: Sendable {
     mutating func append(_ entry: CommitEntry) {
         if entry.isIsolated { isolated[ends.count] = entry }
         records += entry.records
-        receipts += entry.receipts
         preserves += entry.preserves
         treeWrites += entry.treeWrites
         statusChanges += entry.statusChanges
@@ -58,7 +54,6 @@ struct PendingCommits: Sendable {
     /// Appends the rows of an entry one part at a time (the road of a local write); finish with
     /// ``closeEntry(clockTime:)``.
     mutating func append(record: OpRecord) { records.append(record) }
-    mutating func append(receipt: WriteReceipt) { receipts.append(receipt) }
     mutating func append(preserve: Path) { preserves.append(preserve) }
     mutating func append(treeWrite: StoreBatch.TreeWrite) { treeWrites.append(treeWrite) }
     mutating func append(statusChange: StoreBatch.StatusChange) { statusChanges.append(statusChange) }
@@ -68,7 +63,7 @@ struct PendingCommits: Sendable {
         precondition(ends.last.map { $0.clockTime <= clockTime } ?? true, "entries come in clock order")
         ends.append(
             End(
-                records: records.count, receipts: receipts.count, preserves: preserves.count,
+                records: records.count, preserves: preserves.count,
                 treeWrites: treeWrites.count, statusChanges: statusChanges.count, clockTime: clockTime))
     }
 
@@ -94,7 +89,7 @@ struct PendingCommits: Sendable {
 
     private func start(of entry: Int) -> End {
         entry == 0
-            ? End(records: 0, receipts: 0, preserves: 0, treeWrites: 0, statusChanges: 0, clockTime: 0)
+            ? End(records: 0, preserves: 0, treeWrites: 0, statusChanges: 0, clockTime: 0)
             : ends[entry - 1]
     }
 
@@ -118,8 +113,7 @@ struct PendingCommits: Sendable {
             maintenance = entry.maintenance
         }
         return Batch(
-            storeBatch: batch, receipts: receipts[from.receipts..<to.receipts], entries: range.count,
-            maintenance: maintenance)
+            storeBatch: batch, entries: range.count, maintenance: maintenance)
     }
 
     /// The rows `[from, to)` of `array`, without a copy when that is all of it.

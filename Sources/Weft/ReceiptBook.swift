@@ -1,97 +1,166 @@
 import Foundation
 import WeftCore
 
-/// The receipts of a replica's own writes that may still change status after they are durable: to
-/// acknowledged, to stable, or to rejected when a late op revises their outcome.
+/// The status of every write of this replica, as a function of its sequence: a few frontiers
+/// (durable, acknowledged and stable through some sequence), the writes rejected at merge, and the
+/// failure of the store, if any.
 ///
-/// Receipts are held weakly, by sequence: a receipt the app dropped costs an empty slot until the next
-/// sweep. At most ``WeftLimits/receiptsTrackedMax`` are kept; the oldest go first.
+/// Nothing is kept per write: a write costs the book nothing until someone waits for it or observes
+/// it. Group commit moves the durable frontier once per commit, sync moves the other two.
 ///
 /// ```swift
-/// book.track(receipt, sequence: op.sequence)
+/// let book = ReceiptBook()
+/// let receipt = WriteReceipt(stamp: stamp, sequence: 42, book: book)
+/// book.markDurable(through: 42)        // receipt.status == .durable
 /// book.advance(through: 41, to: .acknowledged)
 /// book.reject(sequence: 7, because: .staleRead(path))
 /// ```
 final class ReceiptBook: @unchecked Sendable {
     // Sendable: every mutable field is guarded by `lock`.
-    private struct Tracked {
+    private struct Waiter {
         let sequence: UInt64
-        weak var receipt: WriteReceipt?
+        let target: WriteStatus
+        let continuation: CheckedContinuation<WriteStatus, any Error>
+    }
+
+    private struct Observer {
+        let sequence: UInt64
+        var last: WriteStatus
+        let call: @Sendable (WriteStatus) -> Void
     }
 
     private let lock = NSLock()
-    /// Ascending sequences.
-    private var tracked: [Tracked] = []
-    /// Count of `tracked` after the last sweep of dropped receipts.
-    private var countAfterSweep = 0
+    private var durableThrough: UInt64
     private var acknowledgedThrough: UInt64 = 0
     private var stableThrough: UInt64 = 0
+    /// Writes rejected at merge, by sequence (rare: at most ``WeftLimits/receiptsTrackedMax`` kept).
+    private var rejections: [UInt64: Rejection] = [:]
+    /// The commit failure that stopped the store, and the first sequence it left behind.
+    private var failure: (from: UInt64, error: WeftError)?
+    private var waiters: [Waiter] = []
+    private var observers: [Observer] = []
 
-    /// Tracks the receipt of the op `sequence`, the newest of this replica.
-    func track(_ receipt: WriteReceipt, sequence: UInt64) {
-        lock.withLock {
-            precondition(tracked.last.map { $0.sequence < sequence } ?? true, "receipts are tracked in sequence order")
-            tracked.append(Tracked(sequence: sequence, receipt: receipt))
-            if tracked.count > 2 * countAfterSweep + 1_024 { sweep() }
+    /// A book whose writes up to `durableThrough` are already in the store.
+    init(durableThrough: UInt64 = 0) { self.durableThrough = durableThrough }
+
+    // MARK: - Reading
+
+    /// The status of the write `sequence` now.
+    func status(of sequence: UInt64) -> WriteStatus { lock.withLock { computed(sequence) } }
+
+    private func computed(_ sequence: UInt64) -> WriteStatus {
+        if !rejections.isEmpty, let rejection = rejections[sequence] { return .rejected(rejection) }
+        if sequence <= stableThrough { return .stable }
+        if sequence <= acknowledgedThrough { return .acknowledged }
+        if sequence <= durableThrough { return .durable }
+        return .pending
+    }
+
+    /// The error that keeps the write `sequence` from ever becoming durable, if one does.
+    private func failure(of sequence: UInt64) -> WeftError? {
+        guard let failure, sequence >= failure.from, sequence > durableThrough else { return nil }
+        return failure.error
+    }
+
+    /// Waits until the write `sequence` reaches `target` (or a later status), or is rejected.
+    func wait(sequence: UInt64, for target: WriteStatus) async throws -> WriteStatus {
+        try await withCheckedThrowingContinuation { continuation in
+            let ready: Result<WriteStatus, WeftError>? = lock.withLock {
+                let status = computed(sequence)
+                if WriteReceipt.reached(status, target) { return .success(status) }
+                if let error = failure(of: sequence) { return .failure(error) }
+                waiters.append(Waiter(sequence: sequence, target: target, continuation: continuation))
+                return nil
+            }
+            switch ready {
+            case .success(let status): continuation.resume(returning: status)
+            case .failure(let error): continuation.resume(throwing: error)
+            case nil: break
+            }
         }
     }
 
-    /// Drops the slots of receipts the app released, and the oldest beyond the limit.
-    private func sweep() {
-        tracked.removeAll { $0.receipt == nil }
-        if tracked.count > WeftLimits.receiptsTrackedMax {
-            tracked.removeFirst(tracked.count - WeftLimits.receiptsTrackedMax)
-        }
-        countAfterSweep = tracked.count
+    /// Calls `observer` with every later status change of the write `sequence`, until it is stable or
+    /// can no longer change.
+    func observe(sequence: UInt64, _ observer: @escaping @Sendable (WriteStatus) -> Void) {
+        lock.withLock { observers.append(Observer(sequence: sequence, last: computed(sequence), call: observer)) }
     }
 
-    /// Index of the first tracked sequence above `sequence`.
-    private func firstIndex(above sequence: UInt64) -> Int {
-        var low = 0
-        var high = tracked.count
-        while low < high {
-            let middle = (low + high) / 2
-            if tracked[middle].sequence <= sequence { low = middle + 1 } else { high = middle }
-        }
-        return low
+    /// Number of waiters and observers held (for tests).
+    var heldCount: Int { lock.withLock { waiters.count + observers.count } }
+
+    // MARK: - Changes
+
+    /// Every write up to `sequence` is in the store.
+    func markDurable(through sequence: UInt64) {
+        change { if sequence > durableThrough { durableThrough = sequence } }
     }
 
-    /// Advances the receipts of every op up to `sequence` to `status` (acknowledged or stable); stable
-    /// receipts are no longer tracked.
+    /// Every write up to `sequence` is acknowledged or stable.
     func advance(through sequence: UInt64, to status: WriteStatus) {
-        let receipts: [WriteReceipt] = lock.withLock {
+        change {
             switch status {
             case .acknowledged:
-                guard sequence > acknowledgedThrough else { return [] }
-                let range = firstIndex(above: acknowledgedThrough)..<firstIndex(above: sequence)
-                acknowledgedThrough = sequence
-                return tracked[range].compactMap(\.receipt)
-            case .stable:
-                guard sequence > stableThrough else { return [] }
-                let end = firstIndex(above: sequence)
-                let due = tracked[..<end].compactMap(\.receipt)
-                tracked.removeFirst(end)
-                countAfterSweep = min(countAfterSweep, tracked.count)
-                stableThrough = sequence
                 acknowledgedThrough = max(acknowledgedThrough, sequence)
-                return due
+            case .stable:
+                stableThrough = max(stableThrough, sequence)
+                acknowledgedThrough = max(acknowledgedThrough, sequence)
             default:
                 preconditionFailure("only acknowledgement and stability come in bulk, not \(status)")
             }
         }
-        for receipt in receipts { receipt.advance(to: status) }
     }
 
-    /// Marks the receipt of op `sequence` rejected.
+    /// The write `sequence` is rejected at merge (when it was made, or because a late op revised it).
     func reject(sequence: UInt64, because rejection: Rejection) {
-        let receipt: WriteReceipt? = lock.withLock {
-            let index = firstIndex(above: sequence) - 1
-            guard index >= 0, tracked[index].sequence == sequence else { return nil }
-            return tracked[index].receipt
+        change {
+            rejections[sequence] = rejection
+            if rejections.count > WeftLimits.receiptsTrackedMax, let oldest = rejections.keys.min() {
+                rejections.removeValue(forKey: oldest)
+            }
         }
-        receipt?.advance(to: .rejected(rejection))
     }
 
-    /// Number of receipts tracked (for tests).
-    var count: Int { lock.withLock { tracked.count } }
+    /// A late op revised the write `sequence` from rejected back to applied.
+    func revive(sequence: UInt64) {
+        change { rejections.removeValue(forKey: sequence) }
+    }
+
+    /// A commit failed: the writes from `sequence` on will never be durable.
+    func fail(from sequence: UInt64, _ error: WeftError) {
+        change { if failure == nil { failure = (sequence, error) } }
+    }
+
+    /// Runs `body` under the lock, then resumes the waiters and calls the observers it concerns.
+    private func change(_ body: () -> Void) {
+        var resumed: [(CheckedContinuation<WriteStatus, any Error>, Result<WriteStatus, WeftError>)] = []
+        var calls: [(@Sendable (WriteStatus) -> Void, WriteStatus)] = []
+        lock.withLock {
+            body()
+            guard !waiters.isEmpty || !observers.isEmpty else { return }
+            waiters.removeAll { waiter in
+                let status = computed(waiter.sequence)
+                if WriteReceipt.reached(status, waiter.target) {
+                    resumed.append((waiter.continuation, .success(status)))
+                    return true
+                }
+                if let error = failure(of: waiter.sequence) {
+                    resumed.append((waiter.continuation, .failure(error)))
+                    return true
+                }
+                return false
+            }
+            for index in observers.indices.reversed() {
+                let sequence = observers[index].sequence
+                let status = computed(sequence)
+                if status != observers[index].last {
+                    observers[index].last = status
+                    calls.append((observers[index].call, status))
+                }
+                if status == .stable || failure(of: sequence) != nil { observers.remove(at: index) }
+            }
+        }
+        for (continuation, result) in resumed { continuation.resume(with: result.mapError { $0 as any Error }) }
+        for (call, status) in calls.reversed() { call(status) }
+    }
 }

@@ -116,7 +116,7 @@ extension Replica {
         for registration in registrations[registrationsKnown...] {
             let report = engine.register(
                 name: registration.name, version: registration.version, registration.function)
-            record(report, records: [], receipts: [], isLocalPending: false, engine: engine)
+            record(report, records: [], isLocalPending: false, engine: engine)
         }
     }
 }

@@ -64,7 +64,7 @@ extension Replica {
             }
             records.append(OpRecord(op, status: status))
         }
-        record(report, records: records, receipts: [], isLocalPending: false, engine: engine)
+        record(report, records: records, isLocalPending: false, engine: engine)
         return report
     }
 

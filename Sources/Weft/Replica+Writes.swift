@@ -76,7 +76,7 @@ extension Replica {
         guard let engine else { return }
         let report = engine.register(name: name, version: version, function)
         guard !isShuttingDown, committer.failed == nil else { return }
-        record(report, records: [], receipts: [], isLocalPending: false, engine: engine)
+        record(report, records: [], isLocalPending: false, engine: engine)
     }
 
     // MARK: - The road of a write
@@ -100,19 +100,15 @@ extension Replica {
         }
         nextSequence += 1
         let report = engine.apply([op])
-        let receipt: WriteReceipt
+        let receipt = WriteReceipt(stamp: stamp, sequence: op.sequence, book: receipts)
         let status: OpStatus
         if case .rejected(let rejection) = report.outcomes[stamp] {
-            receipt = WriteReceipt(stamp: stamp, status: .rejected(rejection))
+            receipts.reject(sequence: op.sequence, because: rejection)
             status = .rejected
         } else {
-            receipt = WriteReceipt(stamp: stamp)
             status = .durable
         }
-        receipts.track(receipt, sequence: op.sequence)
-        record(
-            report, records: [OpRecord(op, encoded: encoded, status: status)], receipts: [receipt],
-            isLocalPending: true, engine: engine)
+        record(report, records: [OpRecord(op, encoded: encoded, status: status)], isLocalPending: true, engine: engine)
         return (op, receipt)
     }
 
@@ -143,8 +139,7 @@ extension Replica {
     /// Queues what `report` says changed (new ops, tree writes, base preserves, revised outcomes of our
     /// ops) and posts it to the listeners. Call with `condition` held, in the order of the applies.
     func record(
-        _ report: ApplyReport, records: [OpRecord], receipts newReceipts: [WriteReceipt], isLocalPending: Bool,
-        engine: MergeEngine
+        _ report: ApplyReport, records: [OpRecord], isLocalPending: Bool, engine: MergeEngine
     ) {
         var statusChanges: [StoreBatch.StatusChange] = []
         if report.outcomes.count > records.count {
@@ -158,7 +153,6 @@ extension Replica {
         let clockTime = clock.lastTime
         committer.enqueue { pending in
             for record in records { pending.append(record: record) }
-            for receipt in newReceipts { pending.append(receipt: receipt) }
             for region in preserves { pending.append(preserve: region) }
             for change in report.changes {
                 // A scalar replaced by a scalar or removed is one row in the store.
@@ -191,6 +185,7 @@ extension Replica {
                 }
             case .applied:
                 statusChanges.append(.op(stamp, .durable))
+                if let sequence = engine.op(for: stamp)?.sequence { receipts.revive(sequence: sequence) }
             case .waiting:
                 continue
             }

@@ -51,7 +51,8 @@ public final class Replica: @unchecked Sendable {
     let store: any Store
     let committer: GroupCommitter
     let notifier = ChangeNotifier()
-    let receipts = ReceiptBook()
+    /// The statuses of this replica's writes.
+    let receipts: ReceiptBook
     /// What the public API keeps beside the engine: coders, callback queue, transactions in flight, feeds.
     let api: APIState
     let regions = PreservedRegions()
@@ -183,7 +184,9 @@ public final class Replica: @unchecked Sendable {
         let settings = GroupCommitter.Settings(
             delayMilliseconds: options.groupCommitDelayMilliseconds, opsMax: options.groupCommitOpsMax,
             pendingOpsMax: options.pendingOpsMax)
-        self.committer = GroupCommitter(store: store, settings: settings, durable: VersionVector())
+        let receipts = ReceiptBook()
+        self.receipts = receipts
+        self.committer = GroupCommitter(store: store, settings: settings, receipts: receipts, origin: identity.replica)
         committer.start()
     }
 

@@ -2,29 +2,38 @@ import Foundation
 import WeftCore
 
 /// The receipt of one local write: its stamp, and its status as it moves pending → durable →
-/// acknowledged → stable (or to rejected, which is final).
+/// acknowledged → stable, or to rejected when the merge rejects it (a late op from another replica can
+/// revise that, either way, until the write is stable).
+///
+/// A receipt holds no state of its own: it asks the replica's book of statuses, so making one costs
+/// a small object and nothing per status change.
 ///
 /// ```swift
 /// let receipt = try replica.root.child("score").set(42)
 /// try await receipt.wait(for: .durable)
 /// ```
-public final class WriteReceipt: @unchecked Sendable {
-    // Sendable: every mutable field is guarded by `lock`.
+public final class WriteReceipt: Sendable {
     /// The stamp of the write's op.
     public let stamp: Stamp
-    private let lock = NSLock()
-    private var current: WriteStatus
-    private var failure: WeftError?
-    private var waiters: [(target: WriteStatus, continuation: CheckedContinuation<WriteStatus, any Error>)] = []
-    private var observers: [@Sendable (WriteStatus) -> Void] = []
+    /// The write's position in this replica's log.
+    let sequence: UInt64
+    private let book: ReceiptBook
 
-    init(stamp: Stamp, status: WriteStatus = .pending) {
+    /// The receipt of the write `sequence`, whose status `book` keeps.
+    init(stamp: Stamp, sequence: UInt64, book: ReceiptBook) {
         self.stamp = stamp
-        self.current = status
+        self.sequence = sequence
+        self.book = book
+    }
+
+    /// A receipt with a book of its own, for backends that move each write's status by hand.
+    convenience init(stamp: Stamp, status: WriteStatus = .pending) {
+        self.init(stamp: stamp, sequence: 1, book: ReceiptBook())
+        advance(to: status)
     }
 
     /// The status now.
-    public var status: WriteStatus { lock.withLock { current } }
+    public var status: WriteStatus { book.status(of: sequence) }
 
     /// Waits until the write reaches `target` (or a later status), or is rejected.
     ///
@@ -32,24 +41,13 @@ public final class WriteReceipt: @unchecked Sendable {
     /// - Throws: `WeftError` when the replica shut down or failed before the write reached `target`.
     @discardableResult
     public func wait(for target: WriteStatus = .durable) async throws -> WriteStatus {
-        try await withCheckedThrowingContinuation { continuation in
-            let ready: Result<WriteStatus, WeftError>? = lock.withLock {
-                if let failure { return .failure(failure) }
-                if Self.reached(current, target) { return .success(current) }
-                waiters.append((target, continuation))
-                return nil
-            }
-            switch ready {
-            case .success(let status): continuation.resume(returning: status)
-            case .failure(let error): continuation.resume(throwing: error)
-            case nil: break
-            }
-        }
+        try await book.wait(sequence: sequence, for: target)
     }
 
-    /// Calls `observer` with every later status change, on the thread that makes the change.
+    /// Calls `observer` with every later status change, on the thread that makes the change. The
+    /// replica holds the observer until the write is stable.
     public func observe(_ observer: @escaping @Sendable (WriteStatus) -> Void) {
-        lock.withLock { observers.append(observer) }
+        book.observe(sequence: sequence, observer)
     }
 
     static func reached(_ status: WriteStatus, _ target: WriteStatus) -> Bool {
@@ -57,34 +55,16 @@ public final class WriteReceipt: @unchecked Sendable {
         return status >= target
     }
 
-    /// Moves the status forward (never back; rejected is final).
+    /// Moves this write's status by hand (backends without a shared book).
     func advance(to status: WriteStatus) {
-        let (ready, toNotify): ([CheckedContinuation<WriteStatus, any Error>], [@Sendable (WriteStatus) -> Void]) =
-            lock.withLock {
-                if case .rejected = current { return ([], []) }
-                guard status > current || { if case .rejected = status { true } else { false } }() else {
-                    return ([], [])
-                }
-                current = status
-                var ready: [CheckedContinuation<WriteStatus, any Error>] = []
-                waiters.removeAll { waiter in
-                    guard Self.reached(status, waiter.target) else { return false }
-                    ready.append(waiter.continuation)
-                    return true
-                }
-                return (ready, observers)
-            }
-        for continuation in ready { continuation.resume(returning: status) }
-        for observer in toNotify { observer(status) }
+        switch status {
+        case .pending: return
+        case .durable: book.markDurable(through: sequence)
+        case .acknowledged, .stable: book.advance(through: sequence, to: status)
+        case .rejected(let rejection): book.reject(sequence: sequence, because: rejection)
+        }
     }
 
     /// Fails every waiter (the replica shut down or its store failed before the write got there).
-    func fail(_ error: WeftError) {
-        let waiting = lock.withLock {
-            failure = error
-            defer { waiters.removeAll() }
-            return waiters.map(\.continuation)
-        }
-        for continuation in waiting { continuation.resume(throwing: error) }
-    }
+    func fail(_ error: WeftError) { book.fail(from: sequence, error) }
 }

@@ -267,8 +267,7 @@ public final class MergeEngine {
         switch op.kind {
         case .set(let value):
             // A set always applies, and its new value is the value written.
-            let old = capturesChanges ? state.value(at: op.path) : .null
-            state.write(value, at: op.path)
+            let old = state.write(value, at: op.path)
             report.outcomes[op.stamp] = .applied
             if capturesChanges { report.changes.append(Change(path: op.path, old: old, new: value)) }
             return

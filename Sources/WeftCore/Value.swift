@@ -100,25 +100,32 @@ public enum Value: Sendable, Hashable {
 
 extension Value {
     /// Writes `newValue` at `keys` with the data model's rules: a scalar met on the way becomes an
-    /// object, a null write removes the node, and emptied objects vanish.
+    /// object, a null write removes the node, and emptied objects vanish. Returns the value the node
+    /// had before (what ``value(at:)-(ArraySlice<String>)`` gave).
     ///
     /// A null write below a scalar, or below a missing node, changes nothing.
-    @inlinable public mutating func write(_ newValue: Value, at keys: ArraySlice<String>) {
+    @inlinable @discardableResult
+    public mutating func write(_ newValue: Value, at keys: ArraySlice<String>) -> Value {
         guard let first = keys.first else {
+            let old = self
             self = newValue
-            return
+            return old
         }
         if newValue.isNull {
-            guard case .object(var children) = self, children[first] != nil else { return }
+            guard case .object(var children) = self, let child = children[first] else { return .null }
             self = .null
+            let old: Value
             if keys.count == 1 {
+                old = child
                 children.removeValue(forKey: first)
             } else {
-                children[first]!.write(.null, at: keys.dropFirst())
-                if children[first]!.isNull { children.removeValue(forKey: first) }
+                var rest = child
+                children[first] = Value.null
+                old = rest.write(.null, at: keys.dropFirst())
+                if rest.isNull { children.removeValue(forKey: first) } else { children[first] = rest }
             }
             self = children.isEmpty ? .null : .object(children)
-            return
+            return old
         }
         var children: [String: Value]
         if case .object(let existing) = self {
@@ -127,12 +134,13 @@ extension Value {
             children = [:]
         }
         self = .null
-        children[first, default: .null].write(newValue, at: keys.dropFirst())
+        let old = children[first, default: .null].write(newValue, at: keys.dropFirst())
         self = .object(children)
+        return old
     }
 
     /// Writes `newValue` at `path`; see ``write(_:at:)-(_,ArraySlice<String>)``.
-    @inlinable public mutating func write(_ newValue: Value, at path: Path) {
+    @inlinable @discardableResult public mutating func write(_ newValue: Value, at path: Path) -> Value {
         write(newValue, at: path.keys[...])
     }
 }

@@ -64,27 +64,48 @@ import WeftStore
         #expect(ledger.vector[origin] == 4)
     }
 
-    @Test func theReceiptBookAdvancesRejectsAndForgetsStableAndReleasedReceipts() throws {
+    @Test func theReceiptBookDerivesStatusesFromFrontiersAndRejections() throws {
+        let book = ReceiptBook(durableThrough: 2)
+        let stamp = Stamp(millis: 1, counter: 0, replica: Sample.replica(1))
+        let receipts = (1...10 as ClosedRange<UInt64>).map { WriteReceipt(stamp: stamp, sequence: $0, book: book) }
+        #expect(receipts.map(\.status) == [.durable, .durable] + Array(repeating: .pending, count: 8))
+        book.markDurable(through: 4)
+        book.markDurable(through: 3)
+        #expect(receipts[3].status == .durable)
+        #expect(receipts[4].status == .pending)
+        book.advance(through: 5, to: .acknowledged)
+        #expect(receipts[4].status == .acknowledged)
+        book.reject(sequence: 6, because: .staleRead(.root))
+        #expect(receipts[5].status == .rejected(.staleRead(.root)))
+        book.advance(through: 3, to: .stable)
+        #expect(receipts.prefix(3).allSatisfy { $0.status == .stable })
+        #expect(receipts[3].status == .acknowledged)
+        book.advance(through: 2, to: .stable)
+        #expect(receipts[2].status == .stable, "frontiers never move back")
+        book.markDurable(through: 6)
+        book.revive(sequence: 6)
+        #expect(receipts[5].status == .durable, "a late op revised the rejection")
+    }
+
+    @Test func theReceiptBookWakesWaitersAndObserversAndFailsWhatIsNotDurable() async throws {
         let book = ReceiptBook()
         let stamp = Stamp(millis: 1, counter: 0, replica: Sample.replica(1))
-        var kept: [WriteReceipt] = []
-        for sequence in 1...3_000 as ClosedRange<UInt64> {
-            let receipt = WriteReceipt(stamp: stamp)
-            book.track(receipt, sequence: sequence)
-            if sequence <= 10 { kept.append(receipt) }
-        }
-        #expect(book.count < 3_000, "receipts the app released are swept")
-        book.advance(through: 5, to: .acknowledged)
-        #expect(kept[4].status == .acknowledged)
-        #expect(kept[5].status == .pending)
-        book.reject(sequence: 6, because: .staleRead(.root))
-        #expect(kept[5].status == .rejected(.staleRead(.root)))
-        book.advance(through: 3, to: .stable)
-        #expect(kept.prefix(3).allSatisfy { $0.status == .stable })
-        #expect(kept[3].status == .acknowledged)
-        book.advance(through: 2, to: .stable)
-        book.advance(through: 4, to: .acknowledged)
-        #expect(kept[3].status == .acknowledged)
+        let first = WriteReceipt(stamp: stamp, sequence: 1, book: book)
+        let third = WriteReceipt(stamp: stamp, sequence: 3, book: book)
+        let statuses = Collector<WriteStatus>()
+        first.observe { statuses.append($0) }
+        let waitFirst = Task { try await first.wait(for: .stable) }
+        let waitThird = Task { try await third.wait(for: .durable) }
+        #expect(await eventually { book.heldCount == 3 })
+        book.markDurable(through: 1)
+        book.advance(through: 1, to: .acknowledged)
+        book.fail(from: 2, WeftError(.storage, "disk gone"))
+        #expect(await weftErrorCode { _ = try await waitThird.value } == .storage)
+        book.advance(through: 1, to: .stable)
+        #expect(try await waitFirst.value == .stable)
+        #expect(await statuses.wait(for: 3) == [.durable, .acknowledged, .stable])
+        #expect(book.heldCount == 0, "a stable write's observer is let go")
+        #expect(first.status == .stable)
     }
 
     @Test func aSlowListenerGetsFewerLargerBatchesInOrder() async {
