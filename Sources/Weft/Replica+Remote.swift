@@ -79,13 +79,11 @@ extension Replica {
             } catch {
                 throw WeftError.wrapping(error)
             }
-            if let placed = engine.ops(from: op.origin, after: op.sequence - 1, limit: 1).first,
-                placed.stamp != op.stamp
-            {
+            if let placed = engine.stamp(of: op.origin, sequence: op.sequence), placed != op.stamp {
                 throw WeftError(
                     .sync,
                     "op \(op.sequence) of replica \(op.origin) arrived with stamp \(op.stamp.text), but this replica "
-                        + "holds it with stamp \(placed.stamp.text); two replicas share the id \(op.origin)")
+                        + "holds it with stamp \(placed.text); two replicas share the id \(op.origin)")
             }
         }
     }

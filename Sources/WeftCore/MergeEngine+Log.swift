@@ -12,12 +12,16 @@ extension MergeEngine {
         guard let originLog = origins[origin] else { return [] }
         var result: [Op] = []
         var next = sequence + 1
-        while result.count < limit, let stamp = originLog[next], let op = log[stamp] ?? waiting[stamp] {
+        while result.count < limit, let op = originLog.op(at: next) {
             result.append(op)
             next += 1
         }
         return result
     }
+
+    /// The stamp of the op `sequence` of `origin`, when it is known (in the log or waiting) and not
+    /// compacted.
+    public func stamp(of origin: ReplicaID, sequence: UInt64) -> Stamp? { origins[origin]?[sequence] }
 
     /// Folds every op stamped at or below `frontier` into the base and drops it from the log.
     ///
@@ -27,11 +31,11 @@ extension MergeEngine {
     @discardableResult
     public func compact(upTo newFrontier: Stamp) -> Int {
         if let frontier { precondition(newFrontier >= frontier, "compaction frontier moves forward only") }
-        let folded = log.values.filter { $0.stamp <= newFrontier }.sorted { $0.stamp < $1.stamp }
+        let folded = loggedOps().filter { $0.stamp <= newFrontier }.sorted { $0.stamp < $1.stamp }
         var touches: [TouchKey: UInt64] = [:]
         for op in folded {
             Fold.replay(op, outcome: unusualOutcomes[op.stamp] ?? .applied, to: &base, registry: registry)
-            log.removeValue(forKey: op.stamp)
+            loggedCount -= 1
             unusualOutcomes.removeValue(forKey: op.stamp)
             incrementsFromNull.remove(op.stamp)
             compactedTouches.insertTouches(of: op)
@@ -45,7 +49,7 @@ extension MergeEngine {
         frontier = newFrontier
         lastCompactionTouches = touches.map { CompactedTouch(path: $0.key.path, origin: $0.key.origin, sequence: $0.value) }
             .sorted { ($0.path, $0.origin) < ($1.path, $1.origin) }
-        if log.isEmpty { precondition(base == state, "compaction changed the state") }
+        if loggedCount == 0 { precondition(base == state, "compaction changed the state") }
         return folded.count
     }
 }

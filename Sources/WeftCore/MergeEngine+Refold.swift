@@ -114,8 +114,8 @@ extension MergeEngine {
     func transactionValidAgainstLog(_ op: Op, read: VersionVector) -> Bool {
         guard compactedTouches.isCovered(path: op.path, by: read) else { return false }
         if let valid = transactionValidAgainstUnseen(op, read: read) { return valid }
-        func seen(_ stamp: Stamp) -> Bool {
-            guard stamp < op.stamp, let other = log[stamp] else { return true }
+        func seen(_ anchored: PathIndex.Anchored) -> Bool {
+            guard anchored.stamp < op.stamp, let other = logged(anchored) else { return true }
             return read.contains(origin: other.origin, sequence: other.sequence)
         }
         var current: PathIndex.Node? = index.root
@@ -144,7 +144,7 @@ extension MergeEngine {
                 if stamp >= op.stamp { break }
                 budget -= 1
                 if budget < 0 { return nil }
-                guard let other = log[stamp] else { continue }
+                guard let other = logged(stamp) else { continue }
                 if other.anchors.contains(where: { $0.isRelated(to: op.path) }) { return false }
             }
         }
@@ -168,9 +168,9 @@ extension MergeEngine {
         var position = node.ownIndex(after: stamp) - 1
         while position >= 0 {
             let candidate = node.own[position]
-            if let floor, candidate <= floor { return nil }
-            if candidate < stamp, let op = log[candidate], case .set(let value) = op.kind {
-                return (candidate, value)
+            if let floor, candidate.stamp <= floor { return nil }
+            if candidate.stamp < stamp, let op = logged(candidate), case .set(let value) = op.kind {
+                return (candidate.stamp, value)
             }
             position -= 1
         }
@@ -230,7 +230,7 @@ extension MergeEngine {
                 guard let node = index.node(at: root.keys[...]) else { continue }
                 forEachNode(below: node) { current in
                     for batchStamp in current.failingBatches where batchStamp >= stamp {
-                        guard let op = log[batchStamp] else { continue }
+                        guard let op = logged(batchStamp) else { continue }
                         for anchor in op.anchors where !roots.contains(where: { $0.isAncestorOrSelf(of: anchor) }) {
                             added.append(regionRoot(for: anchor, after: stamp))
                         }
@@ -288,8 +288,8 @@ extension MergeEngine {
     /// those that only touch ancestors of the regions (their outcomes are fixed; they are replayed as
     /// recorded).
     func collect(_ regions: [Region]) -> (ops: [Op], outside: Set<Stamp>) {
-        var inside: [Stamp] = []
-        var above: [Stamp] = []
+        var inside: [PathIndex.Anchored] = []
+        var above: [PathIndex.Anchored] = []
         for region in regions {
             let start = region.start
             var current: PathIndex.Node? = index.root
@@ -304,27 +304,27 @@ extension MergeEngine {
         var outside = Set<Stamp>()
         if !above.isEmpty {
             let insideSet = Set(inside)
-            for stamp in above where !insideSet.contains(stamp) { outside.insert(stamp) }
+            for anchored in above where !insideSet.contains(anchored) { outside.insert(anchored.stamp) }
             inside += above
         }
-        inside.sort()
+        inside.sort { $0.stamp < $1.stamp }
         var ops: [Op] = []
         ops.reserveCapacity(inside.count)
         var previous: Stamp?
-        for stamp in inside where stamp != previous {
-            previous = stamp
-            if let op = log[stamp] { ops.append(op) }
+        for anchored in inside where anchored.stamp != previous {
+            previous = anchored.stamp
+            if let op = logged(anchored) { ops.append(op) }
         }
         return (ops, outside)
     }
 
     /// Calls `body` with every stamp after `start` anchored at `node` or below.
-    func forEachStamp(below node: PathIndex.Node, after start: Stamp?, _ body: (Stamp) -> Void) {
+    func forEachStamp(below node: PathIndex.Node, after start: Stamp?, _ body: (PathIndex.Anchored) -> Void) {
         var stack = [node]
         while let current = stack.popLast() {
             if let start, current.subtreeMax.map({ $0 <= start }) ?? true { continue }
             let from = start.map { current.ownIndex(after: $0) } ?? 0
-            for stamp in current.own[from...] { body(stamp) }
+            for anchored in current.own[from...] { body(anchored) }
             stack.append(contentsOf: current.children.values)
         }
     }

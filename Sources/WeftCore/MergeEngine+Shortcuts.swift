@@ -26,10 +26,11 @@ extension MergeEngine {
             !probe.laterAbove, !probe.scalarAbove,
             node.descendantMax.map({ $0 <= op.stamp }) ?? true,
             node.ownNonIncrementMax.map({ $0 < op.stamp }) ?? true,
-            let nextStamp = node.ownFirst(after: op.stamp), let next = log[nextStamp],
+            let nextAnchored = node.ownFirst(after: op.stamp), let next = logged(nextAnchored),
             case .increment(_, let nextFrom) = next.kind,
             !hasScalarAbove(op.path)
         else { return false }
+        let nextStamp = next.stamp
         let nextOutcome = unusualOutcomes[nextStamp] ?? .applied
         if case .rejected(.notANumber) = nextOutcome {
             // The counter held a non-number when the next increment came; so it did for this one.
@@ -78,7 +79,7 @@ extension MergeEngine {
         guard !laterAbove, !scalarAbove,
             node.descendantMax.map({ $0 <= stamp }) ?? true,
             node.subtreeTransactionMax.map({ $0 <= stamp }) ?? true,
-            let nextStamp = node.ownFirst(after: stamp), let next = log[nextStamp],
+            let nextAnchored = node.ownFirst(after: stamp), let next = logged(nextAnchored),
             writesWholly(next, at: path),
             !hasScalarAbove(path)
         else { return false }

@@ -31,7 +31,8 @@ public final class MergeEngine {
     /// Counts of the roads ops took, for benchmarks and diagnostics.
     public internal(set) var statistics = MergeStatistics()
 
-    var log: [Stamp: Op] = [:]
+    /// Number of ops in the log (held in ``origins``, waiting ones apart).
+    var loggedCount = 0
     /// Outcomes other than `.applied` (applied is the default and is not stored).
     var unusualOutcomes: [Stamp: Outcome] = [:]
     /// Ops waiting for a function this replica lacks.
@@ -41,6 +42,7 @@ public final class MergeEngine {
     var index = PathIndex()
     /// Which origins touched which paths through ops already folded into the base.
     var compactedTouches = PathIndex()
+    /// Every known op above the frontier, logged or waiting, by origin and sequence: the log itself.
     var origins: [ReplicaID: OriginLog] = [:]
     /// What the last ``compact(upTo:)`` folded, as touches a store keeps for the next open.
     public internal(set) var lastCompactionTouches: [CompactedTouch] = []
@@ -83,26 +85,55 @@ public final class MergeEngine {
     public var digest: StateDigest { StateDigest(of: state) }
 
     /// Number of ops in the log (above the frontier), waiting ones included.
-    public var opCount: Int { log.count + waiting.count }
+    public var opCount: Int { loggedCount + waiting.count }
 
     /// True when the op with this stamp is known (in the log, waiting, or compacted).
     public func contains(_ stamp: Stamp) -> Bool {
-        log[stamp] != nil || waiting[stamp] != nil || frontier.map { stamp <= $0 } ?? false
+        known(stamp) != nil || frontier.map { stamp <= $0 } ?? false
     }
 
     /// The op with this stamp, if it is in the log or waiting.
-    public func op(for stamp: Stamp) -> Op? { log[stamp] ?? waiting[stamp] }
+    public func op(for stamp: Stamp) -> Op? { known(stamp) }
+
+    /// The op with this stamp, logged or waiting.
+    @inline(__always) func known(_ stamp: Stamp) -> Op? { origins[stamp.replica]?.op(stamped: stamp) }
+
+    /// The op with this stamp, if it is in the log (known and not waiting).
+    @inline(__always) func logged(_ stamp: Stamp) -> Op? {
+        guard let op = known(stamp) else { return nil }
+        return waiting.isEmpty || waiting[stamp] == nil ? op : nil
+    }
+
+    /// The op anchored in the index, if it is in the log.
+    @inline(__always) func logged(_ anchored: PathIndex.Anchored) -> Op? {
+        guard let op = origins[anchored.stamp.replica]?.op(at: anchored.sequence), op.stamp == anchored.stamp else {
+            return nil
+        }
+        return waiting.isEmpty || waiting[op.stamp] == nil ? op : nil
+    }
+
+    /// Every op in the log, in no particular order.
+    func loggedOps() -> [Op] {
+        var result: [Op] = []
+        result.reserveCapacity(loggedCount)
+        for originLog in origins.values {
+            originLog.forEachOp { op in
+                if waiting.isEmpty || waiting[op.stamp] == nil { result.append(op) }
+            }
+        }
+        return result
+    }
 
     /// The outcome of a known op; nil when unknown or compacted.
     public func outcome(of stamp: Stamp) -> Outcome? {
         if waiting[stamp] != nil { return .waiting }
-        guard log[stamp] != nil else { return nil }
+        guard logged(stamp) != nil else { return nil }
         return unusualOutcomes[stamp] ?? .applied
     }
 
     /// Every op in the log and waiting, sorted by stamp.
     public func sortedOps() -> [Op] {
-        (Array(log.values) + Array(waiting.values)).sorted { $0.stamp < $1.stamp }
+        (loggedOps() + Array(waiting.values)).sorted { $0.stamp < $1.stamp }
     }
 
     /// Registers a function and applies the ops that were waiting for it.
@@ -131,7 +162,7 @@ public final class MergeEngine {
         let sorted = ops.count > 1 ? ops.sorted { $0.stamp < $1.stamp } : ops
         var pending: [PendingRefold] = []
         for op in sorted {
-            if log[op.stamp] != nil || waiting[op.stamp] != nil {
+            if !alreadyCounted, let known = origins[op.origin]?[op.sequence], known == op.stamp {
                 report.duplicates += 1
                 continue
             }
@@ -178,7 +209,7 @@ public final class MergeEngine {
                 return true
             }
             let probe = index.insert(op)
-            log[op.stamp] = op
+            loggedCount += 1
             statistics.batchedIntoRefolds += 1
             pending[position].arriving.append(op)
             pending[position].stamp = min(pending[position].stamp, op.stamp)
@@ -228,7 +259,7 @@ public final class MergeEngine {
             return
         }
         let probe = index.insert(op)
-        log[op.stamp] = op
+        loggedCount += 1
         if !probe.conflicts {
             // In order for its subtree: every op touching it is older, so the index answered the
             // transaction rule on the way in.
@@ -419,16 +450,18 @@ public struct Change: Sendable, Hashable {
     }
 }
 
-/// The ops of one origin by sequence number, and the gap-free prefix.
+/// The ops of one origin by sequence number, and the gap-free prefix: the engine's log, split by origin.
 ///
-/// Stamps sit in an array indexed by sequence: an origin's ops mostly arrive in sequence order, so
-/// recording one is an append.
+/// Ops sit in an array indexed by sequence: an origin's ops mostly arrive in sequence order, so
+/// recording one is an append, and the log grows without the rehashing a table keyed by stamp needs.
+/// An origin's stamps grow with its sequence (``fits(_:)`` refuses an op that breaks this), so an op is
+/// found from its stamp by binary search.
 struct OriginLog {
     /// Highest sequence recorded (0 when none).
     var last: UInt64 { first + UInt64(slots.count) - 1 }
 
-    /// Stamps of sequences `first`, `first + 1`, …; nil where unknown or compacted.
-    private var slots: [Stamp?] = []
+    /// Ops of sequences `first`, `first + 1`, …; nil where unknown or compacted.
+    private var slots: [Op?] = []
     /// Leading slots known to be forgotten (compacted).
     private var cleared = 0
     /// Sequence of `slots[0]`.
@@ -442,25 +475,62 @@ struct OriginLog {
     }
 
     /// The stamp of the op with this sequence, if known and not compacted.
-    subscript(sequence: UInt64) -> Stamp? {
+    subscript(sequence: UInt64) -> Stamp? { op(at: sequence)?.stamp }
+
+    /// The op with this sequence, if known and not compacted.
+    func op(at sequence: UInt64) -> Op? {
         guard sequence >= first, sequence - first < UInt64(slots.count) else { return nil }
         return slots[Int(sequence - first)]
     }
 
-    /// False when a known op of the same origin with a lower sequence has a later stamp, or one with a
-    /// higher sequence an earlier stamp.
+    /// The op with this stamp, if known and not compacted.
+    func op(stamped stamp: Stamp) -> Op? {
+        var low = cleared
+        var high = slots.count
+        while low < high {
+            let middle = (low + high) / 2
+            var probe = middle
+            while probe < high, slots[probe] == nil { probe += 1 }
+            guard probe < high, let op = slots[probe] else {
+                high = middle
+                continue
+            }
+            if op.stamp == stamp { return op }
+            if op.stamp < stamp { low = probe + 1 } else { high = middle }
+        }
+        return nil
+    }
+
+    /// Calls `body` with every op held, in sequence order.
+    func forEachOp(_ body: (Op) -> Void) {
+        for slot in slots[cleared...] { if let op = slot { body(op) } }
+    }
+
+    /// False when the op's sequence is compacted or held by another op, or when a known op of the same
+    /// origin with a lower sequence has a later stamp, or one with a higher sequence an earlier stamp.
     func fits(_ op: Op) -> Bool {
-        if op.sequence > 1, let previous = self[op.sequence - 1], previous >= op.stamp { return false }
-        if op.sequence < .max, let next = self[op.sequence + 1], next <= op.stamp { return false }
+        guard op.sequence >= first else { return false }
+        let offset = Int(op.sequence - first)
+        if offset < slots.count, let held = slots[offset] { return held.stamp == op.stamp }
+        var below = min(offset, slots.count) - 1
+        while below >= cleared, slots[below] == nil { below -= 1 }
+        if below >= cleared, let previous = slots[below], previous.stamp >= op.stamp { return false }
+        var above = offset + 1
+        while above < slots.count, slots[above] == nil { above += 1 }
+        if above < slots.count, let next = slots[above], next.stamp <= op.stamp { return false }
         return true
     }
 
     mutating func add(_ op: Op) {
         guard op.sequence >= first else { return }
         let offset = Int(op.sequence - first)
-        if offset >= slots.count { slots.append(contentsOf: repeatElement(nil, count: offset - slots.count + 1)) }
-        slots[offset] = op.stamp
-        while self[contiguous + 1] != nil { contiguous += 1 }
+        if offset >= slots.count {
+            if offset > slots.count { slots.append(contentsOf: repeatElement(nil, count: offset - slots.count)) }
+            slots.append(op)
+        } else {
+            slots[offset] = op
+        }
+        while self.op(at: contiguous + 1) != nil { contiguous += 1 }
     }
 
     /// Forgets a compacted op; drops the forgotten prefix once it is large.

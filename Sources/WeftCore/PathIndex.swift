@@ -6,8 +6,8 @@
 final class PathIndex {
     final class Node {
         var children: [String: Node] = [:]
-        /// Stamps of ops anchored exactly here, ascending.
-        var own: [Stamp] = []
+        /// Ops anchored exactly here, ascending by stamp.
+        var own: [Anchored] = []
         /// Greatest stamp of an op anchored here that is not an increment.
         var ownNonIncrementMax: Stamp?
         /// Greatest stamp anchored here or below.
@@ -20,9 +20,9 @@ final class PathIndex {
         /// them can move the counter (used to prove that no prefix overflows).
         var incrementMagnitude: UInt64 = 0
         /// Highest sequence per origin of ops anchored here.
-        var latestOwn: [OriginSequence] = []
+        var latestOwn = OriginSequences()
         /// Highest sequence per origin of ops anchored here or below.
-        var latestSubtree: [OriginSequence] = []
+        var latestSubtree = OriginSequences()
         /// Some op may have put a scalar exactly here (so the node's kind depends on op order).
         var mayBeScalar = false
         /// Number of call ops anchored here.
@@ -44,7 +44,7 @@ final class PathIndex {
             while let last = snapshots.last, last.stamp >= stamp { snapshots.removeLast() }
         }
 
-        var ownMax: Stamp? { own.last }
+        var ownMax: Stamp? { own.last?.stamp }
 
         func raiseNonIncrement(_ stamp: Stamp) {
             if ownNonIncrementMax.map({ $0 < stamp }) ?? true { ownNonIncrementMax = stamp }
@@ -55,8 +55,8 @@ final class PathIndex {
             incrementMagnitude = incrementMagnitude > UInt64.max - magnitude ? .max : incrementMagnitude + magnitude
         }
 
-        /// The first own stamp greater than `stamp`.
-        func ownFirst(after stamp: Stamp) -> Stamp? {
+        /// The first own op stamped after `stamp`.
+        func ownFirst(after stamp: Stamp) -> Anchored? {
             let index = ownIndex(after: stamp)
             return index < own.count ? own[index] : nil
         }
@@ -67,22 +67,23 @@ final class PathIndex {
             var high = own.count
             while low < high {
                 let mid = (low + high) / 2
-                if own[mid] <= stamp { low = mid + 1 } else { high = mid }
+                if own[mid].stamp <= stamp { low = mid + 1 } else { high = mid }
             }
             return low
         }
 
-        func insertOwn(_ stamp: Stamp) {
-            if let last = own.last, last > stamp {
+        func insertOwn(_ anchored: Anchored) {
+            let stamp = anchored.stamp
+            if let last = own.last, last.stamp > stamp {
                 var low = 0
                 var high = own.count
                 while low < high {
                     let mid = (low + high) / 2
-                    if own[mid] < stamp { low = mid + 1 } else { high = mid }
+                    if own[mid].stamp < stamp { low = mid + 1 } else { high = mid }
                 }
-                own.insert(stamp, at: low)
+                own.insert(anchored, at: low)
             } else {
-                own.append(stamp)
+                own.append(anchored)
             }
         }
     }
@@ -90,6 +91,45 @@ final class PathIndex {
     struct OriginSequence {
         var origin: ReplicaID
         var sequence: UInt64
+    }
+
+    /// An op anchored at a node: its stamp, and its sequence, which finds it in its origin's log
+    /// without a search.
+    struct Anchored: Hashable {
+        var stamp: Stamp
+        var sequence: UInt64
+    }
+
+    /// The highest sequence per origin of the ops a node summarizes. The first origin is held inline:
+    /// most nodes see one or two origins, and an inline entry spares a heap object, and a cache miss,
+    /// on every level an op walks through.
+    struct OriginSequences {
+        private var first: OriginSequence?
+        private var rest: [OriginSequence] = []
+
+        /// Records that `origin` reached `sequence` here.
+        @inline(__always) mutating func raise(origin: ReplicaID, sequence: UInt64) {
+            if let head = first {
+                if head.origin == origin {
+                    if head.sequence < sequence { first = OriginSequence(origin: origin, sequence: sequence) }
+                    return
+                }
+            } else {
+                first = OriginSequence(origin: origin, sequence: sequence)
+                return
+            }
+            for i in rest.indices where rest[i].origin == origin {
+                if rest[i].sequence < sequence { rest[i].sequence = sequence }
+                return
+            }
+            rest.append(OriginSequence(origin: origin, sequence: sequence))
+        }
+
+        /// True when `read` holds every origin's sequence.
+        func isCovered(by read: VersionVector) -> Bool {
+            guard let first else { return true }
+            return read[first.origin] >= first.sequence && rest.allSatisfy { read[$0.origin] >= $0.sequence }
+        }
     }
 
     let root = Node()
@@ -238,9 +278,9 @@ final class PathIndex {
     ) -> Node {
         var current = root
         for key in keys {
-            if let ownMax = current.own.last, ownMax > stamp { probe.laterAbove = true }
+            if let ownMax = current.own.last, ownMax.stamp > stamp { probe.laterAbove = true }
             if current.mayBeScalar || current.callCount > 0 { probe.scalarAbove = true }
-            if let read, probe.covered, !PathIndex.covered(current.latestOwn, by: read) { probe.covered = false }
+            if let read, probe.covered, !current.latestOwn.isCovered(by: read) { probe.covered = false }
             if !current.snapshots.isEmpty { current.trimSnapshots(from: stamp) }
             update(current, stamp: stamp, reads: reads, below: true, op: op)
             if let next = current.children[key] {
@@ -252,12 +292,12 @@ final class PathIndex {
             }
         }
         if let subtreeMax = current.subtreeMax, subtreeMax > stamp { probe.conflicts = true }
-        if let read, probe.covered, !PathIndex.covered(current.latestSubtree, by: read) { probe.covered = false }
+        if let read, probe.covered, !current.latestSubtree.isCovered(by: read) { probe.covered = false }
         update(current, stamp: stamp, reads: reads, below: false, op: op)
         if !current.snapshots.isEmpty { current.trimSnapshots(from: stamp) }
         current.lastArrival = arrivals
-        current.insertOwn(stamp)
-        PathIndex.raise(&current.latestOwn, origin: op.origin, sequence: op.sequence)
+        current.insertOwn(Anchored(stamp: stamp, sequence: op.sequence))
+        current.latestOwn.raise(origin: op.origin, sequence: op.sequence)
         return current
     }
 
@@ -265,16 +305,9 @@ final class PathIndex {
         if node.subtreeMax.map({ $0 < stamp }) ?? true { node.subtreeMax = stamp }
         if below, node.descendantMax.map({ $0 < stamp }) ?? true { node.descendantMax = stamp }
         if reads, node.subtreeTransactionMax.map({ $0 < stamp }) ?? true { node.subtreeTransactionMax = stamp }
-        PathIndex.raise(&node.latestSubtree, origin: op.origin, sequence: op.sequence)
+        node.latestSubtree.raise(origin: op.origin, sequence: op.sequence)
     }
 
-    static func raise(_ list: inout [OriginSequence], origin: ReplicaID, sequence: UInt64) {
-        for i in list.indices where list[i].origin == origin {
-            if list[i].sequence < sequence { list[i].sequence = sequence }
-            return
-        }
-        list.append(OriginSequence(origin: origin, sequence: sequence))
-    }
 
     /// Marks the nodes where `op` may write a scalar: every scalar leaf of a written value, every
     /// increment target, and the whole node for transaction and call results.
@@ -345,18 +378,15 @@ final class PathIndex {
     /// by `read`: the transaction rule, for an index that holds only ops stamped before the transaction.
     func isCovered(path: Path, by read: VersionVector) -> Bool {
         var current = root
-        if !PathIndex.covered(current.latestOwn, by: read) { return false }
+        if !current.latestOwn.isCovered(by: read) { return false }
         for key in path.keys {
             guard let next = current.children[key] else { return true }
             current = next
-            if !PathIndex.covered(current.latestOwn, by: read) { return false }
+            if !current.latestOwn.isCovered(by: read) { return false }
         }
-        return PathIndex.covered(current.latestSubtree, by: read)
+        return current.latestSubtree.isCovered(by: read)
     }
 
-    private static func covered(_ list: [OriginSequence], by read: VersionVector) -> Bool {
-        list.allSatisfy { read[$0.origin] >= $0.sequence }
-    }
 
     /// Records only which origins touched the op's anchors (for ops folded into the base, whose
     /// per-origin sequences still decide whether later transactions saw them).
@@ -367,7 +397,7 @@ final class PathIndex {
     /// Records that `origin` touched the node at `keys` up to `sequence`.
     func insertTouch(at keys: [String], origin: ReplicaID, sequence: UInt64) {
         var current = root
-        PathIndex.raise(&current.latestSubtree, origin: origin, sequence: sequence)
+        current.latestSubtree.raise(origin: origin, sequence: sequence)
         for key in keys {
             if let existing = current.children[key] {
                 current = existing
@@ -376,9 +406,9 @@ final class PathIndex {
                 current.children[key] = next
                 current = next
             }
-            PathIndex.raise(&current.latestSubtree, origin: origin, sequence: sequence)
+            current.latestSubtree.raise(origin: origin, sequence: sequence)
         }
-        PathIndex.raise(&current.latestOwn, origin: origin, sequence: sequence)
+        current.latestOwn.raise(origin: origin, sequence: sequence)
     }
 
     /// Removes the compacted ops from the own lists at their anchors: every own stamp at or below
