@@ -98,18 +98,21 @@ public final class MergeEngine {
     /// The op with this stamp, logged or waiting.
     @inline(__always) func known(_ stamp: Stamp) -> Op? { origins[stamp.replica]?.op(stamped: stamp) }
 
+    /// True when the op with this stamp waits for a function (it is in its origin's log, not applied).
+    @inline(__always) func isWaiting(_ stamp: Stamp) -> Bool { !waiting.isEmpty && waiting[stamp] != nil }
+
     /// The op with this stamp, if it is in the log (known and not waiting).
     @inline(__always) func logged(_ stamp: Stamp) -> Op? {
-        guard let op = known(stamp) else { return nil }
-        return waiting.isEmpty || waiting[stamp] == nil ? op : nil
+        guard let op = known(stamp), !isWaiting(stamp) else { return nil }
+        return op
     }
 
     /// The op anchored in the index, if it is in the log.
     @inline(__always) func logged(_ anchored: PathIndex.Anchored) -> Op? {
-        guard let op = origins[anchored.stamp.replica]?.op(at: anchored.sequence), op.stamp == anchored.stamp else {
-            return nil
-        }
-        return waiting.isEmpty || waiting[op.stamp] == nil ? op : nil
+        guard let op = origins[anchored.stamp.replica]?.op(at: anchored.sequence), op.stamp == anchored.stamp,
+            !isWaiting(op.stamp)
+        else { return nil }
+        return op
     }
 
     /// Every op in the log, in no particular order.
@@ -118,7 +121,7 @@ public final class MergeEngine {
         result.reserveCapacity(loggedCount)
         for originLog in origins.values {
             originLog.forEachOp { op in
-                if waiting.isEmpty || waiting[op.stamp] == nil { result.append(op) }
+                if !isWaiting(op.stamp) { result.append(op) }
             }
         }
         return result
@@ -126,7 +129,7 @@ public final class MergeEngine {
 
     /// The outcome of a known op; nil when unknown or compacted.
     public func outcome(of stamp: Stamp) -> Outcome? {
-        if waiting[stamp] != nil { return .waiting }
+        if isWaiting(stamp) { return .waiting }
         guard logged(stamp) != nil else { return nil }
         return unusualOutcomes[stamp] ?? .applied
     }
