@@ -29,11 +29,12 @@ let package = Package(
             pkgConfig: "libuv",
             providers: [.apt(["libuv1-dev"])]
         ),
+        .systemLibrary(name: "CSQLiteTuning", path: "Sources/CSQLiteTuning", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "WeftCore", swiftSettings: strict),
         .target(
             name: "WeftStore",
             dependencies: [
-                "WeftCore", .product(name: "GRDB", package: "GRDB.swift"),
+                "WeftCore", "CSQLiteTuning", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: strict

@@ -34,7 +34,7 @@ final class GroupCommitter: @unchecked Sendable {
     /// This replica: the origin of the writes `receipts` tracks.
     let origin: ReplicaID
     private let condition = NSCondition()
-    private var pending = PendingCommits()
+    private var pending: PendingCommits
     /// Ops queued or being committed.
     private var queuedOps = 0
     /// Entries ever enqueued, and entries ever done with (committed or failed).
@@ -60,6 +60,7 @@ final class GroupCommitter: @unchecked Sendable {
         self.receipts = receipts
         self.origin = origin
         self.ledger = DurableLedger()
+        self.pending = PendingCommits(opsMax: settings.opsMax)
     }
 
     /// Starts the committer's thread.
@@ -229,14 +230,14 @@ final class GroupCommitter: @unchecked Sendable {
             {}
         }
         let work = pending
-        pending = PendingCommits()
+        pending = PendingCommits(opsMax: settings.opsMax)
         isCommitting = true
         return work
     }
 
     /// Commits `work` in batches: at most `opsMax` ops each, and isolated entries alone.
     private func process(_ work: PendingCommits) {
-        for batch in work.batches(opsMax: settings.opsMax) { commit(batch) }
+        for batch in work.batches() { commit(batch) }
         locked {
             isCommitting = false
             condition.broadcast()

@@ -4,16 +4,16 @@ import WeftStore
 /// Everything waiting for group commit, in flat arrays: a write adds rows to them, not arrays of its
 /// own, so that queuing and committing a write allocate little.
 ///
-/// Entries are cut into batches at entry boundaries: a batch holds at most `opsMax` ops, and an
-/// isolated entry (a compaction) is a batch of its own.
+/// Entries are cut into batches at entry boundaries as they come: a batch holds at most `opsMax` ops,
+/// and an isolated entry (a compaction) is a batch of its own.
 ///
 /// ```swift
-/// var pending = PendingCommits()
+/// var pending = PendingCommits(opsMax: 8192)
 /// pending.append(entry)
-/// for batch in pending.batches(opsMax: 8192) { try store.commit(batch.storeBatch) }
+/// for batch in pending.batches() { try store.commit(batch.storeBatch) }
 /// ```
 struct PendingCommits: Sendable {
-    /// Where an entry ends in each array, and the clock's time when it was made.
+    /// Where an entry ends in each array of its segment, and the clock's time when it was made.
     struct End: Sendable {
         var records: Int
         var preserves: Int
@@ -29,96 +29,118 @@ struct PendingCommits: Sendable {
         var maintenance: CommitEntry.Maintenance?
     }
 
-    private(set) var records: [OpRecord] = []
-    private(set) var preserves: [Path] = []
-    private(set) var treeWrites: [StoreBatch.TreeWrite] = []
-    private(set) var statusChanges: [StoreBatch.StatusChange] = []
-    private(set) var ends: [End] = []
-    /// Isolated entries, by index in `ends`.
-    private var isolated: [Int: CommitEntry] = [:]
+    /// The rows of the entries one batch commits: entries are appended to the last segment until it
+    /// holds `opsMax` ops, so that committing hands each segment's arrays to the store as they are,
+    /// without cutting or copying them.
+    struct Segment: Sendable {
+        var records: [OpRecord] = []
+        var preserves: [Path] = []
+        var treeWrites: [StoreBatch.TreeWrite] = []
+        var statusChanges: [StoreBatch.StatusChange] = []
+        var ends: [End] = []
+        /// The entry of an isolated segment (a compaction): it is the segment's only entry.
+        var isolated: CommitEntry?
 
-    var isEmpty: Bool { ends.isEmpty }
-    var entryCount: Int { ends.count }
-    var opCount: Int { records.count }
+        static let noEnd = End(records: 0, preserves: 0, treeWrites: 0, statusChanges: 0, clockTime: 0)
+
+        /// Moves the rows of the entry not yet closed (those after the last end) into a new segment.
+        mutating func splitOpenEntry() -> Segment {
+            let from = ends.last ?? Self.noEnd
+            var moved = Segment()
+            moved.records = Array(records[from.records...])
+            moved.preserves = Array(preserves[from.preserves...])
+            moved.treeWrites = Array(treeWrites[from.treeWrites...])
+            moved.statusChanges = Array(statusChanges[from.statusChanges...])
+            records.removeSubrange(from.records...)
+            preserves.removeSubrange(from.preserves...)
+            treeWrites.removeSubrange(from.treeWrites...)
+            statusChanges.removeSubrange(from.statusChanges...)
+            return moved
+        }
+    }
+
+    /// Most ops in one batch; an entry with more is a batch of its own.
+    let opsMax: Int
+    /// The segments in order; the last one takes new rows.
+    private var segments: [Segment] = [Segment()]
+    private(set) var entryCount = 0
+    private(set) var opCount = 0
+    private var lastClockTime: UInt64 = 0
+
+    /// Empty pending rows, cut into batches of at most `opsMax` ops.
+    init(opsMax: Int) {
+        precondition(opsMax >= 1, "a batch holds at least one op")
+        self.opsMax = opsMax
+    }
+
+    var isEmpty: Bool { entryCount == 0 }
+
+    private var last: Int { segments.count - 1 }
 
     /// Appends an entry.
     mutating func append(_ entry: CommitEntry) {
-        if entry.isIsolated { isolated[ends.count] = entry }
-        records += entry.records
-        preserves += entry.preserves
-        treeWrites += entry.treeWrites
-        statusChanges += entry.statusChanges
+        if entry.isIsolated, !segments[last].ends.isEmpty { segments.append(Segment()) }
+        segments[last].records += entry.records
+        segments[last].preserves += entry.preserves
+        segments[last].treeWrites += entry.treeWrites
+        segments[last].statusChanges += entry.statusChanges
+        if entry.isIsolated { segments[last].isolated = entry }
         closeEntry(clockTime: entry.clockTime)
     }
 
     /// Appends the rows of an entry one part at a time (the road of a local write); finish with
     /// ``closeEntry(clockTime:)``.
-    mutating func append(record: OpRecord) { records.append(record) }
-    mutating func append(preserve: Path) { preserves.append(preserve) }
-    mutating func append(treeWrite: StoreBatch.TreeWrite) { treeWrites.append(treeWrite) }
-    mutating func append(statusChange: StoreBatch.StatusChange) { statusChanges.append(statusChange) }
+    mutating func append(record: OpRecord) { segments[last].records.append(record) }
+    mutating func append(preserve: Path) { segments[last].preserves.append(preserve) }
+    mutating func append(treeWrite: StoreBatch.TreeWrite) { segments[last].treeWrites.append(treeWrite) }
+    mutating func append(statusChange: StoreBatch.StatusChange) { segments[last].statusChanges.append(statusChange) }
 
-    /// Ends the entry whose rows were appended since the last one ended.
+    /// Ends the entry whose rows were appended since the last one ended. An entry that would take its
+    /// segment past `opsMax` starts a segment of its own; a segment that is full, or isolated, takes no
+    /// more entries.
     mutating func closeEntry(clockTime: UInt64) {
-        precondition(ends.last.map { $0.clockTime <= clockTime } ?? true, "entries come in clock order")
-        ends.append(
+        precondition(entryCount == 0 || lastClockTime <= clockTime, "entries come in clock order")
+        lastClockTime = clockTime
+        let previousEnd = segments[last].ends.last ?? Segment.noEnd
+        let entryOps = segments[last].records.count - previousEnd.records
+        if !segments[last].ends.isEmpty, segments[last].records.count > opsMax {
+            let moved = segments[last].splitOpenEntry()
+            segments.append(moved)
+        }
+        let segment = segments[last]
+        segments[last].ends.append(
             End(
-                records: records.count, preserves: preserves.count,
-                treeWrites: treeWrites.count, statusChanges: statusChanges.count, clockTime: clockTime))
+                records: segment.records.count, preserves: segment.preserves.count,
+                treeWrites: segment.treeWrites.count, statusChanges: segment.statusChanges.count,
+                clockTime: clockTime))
+        entryCount += 1
+        opCount += entryOps
+        if segments[last].isolated != nil || segments[last].records.count >= opsMax { segments.append(Segment()) }
     }
 
-    /// The batches that commit every entry, in order.
-    func batches(opsMax: Int) -> [Batch] {
-        precondition(opsMax >= 1, "a batch holds at least one op")
+    /// The batches that commit every entry, in order: one per segment.
+    func batches() -> [Batch] {
         var result: [Batch] = []
-        var first = 0
-        while first < ends.count {
-            var last = first
-            if isolated[first] == nil {
-                while last + 1 < ends.count, isolated[last + 1] == nil,
-                    ends[last + 1].records - start(of: first).records <= opsMax
-                {
-                    last += 1
-                }
+        result.reserveCapacity(segments.count)
+        for segment in segments {
+            guard let end = segment.ends.last else { continue }
+            var batch = StoreBatch()
+            batch.ops = segment.records
+            batch.basePreserves = segment.preserves
+            batch.treeWrites = Self.liveWrites(segment.treeWrites[...])
+            batch.statusChanges = segment.statusChanges
+            batch.clockTime = end.clockTime
+            var maintenance: CommitEntry.Maintenance?
+            if let entry = segment.isolated {
+                batch.baseWrites = entry.baseWrites
+                batch.peerVectors = entry.peerVectors
+                batch.frontier = entry.frontier
+                batch.compactedTouches = entry.compactedTouches
+                maintenance = entry.maintenance
             }
-            result.append(batch(first...last))
-            first = last + 1
+            result.append(Batch(storeBatch: batch, entries: segment.ends.count, maintenance: maintenance))
         }
         return result
-    }
-
-    private func start(of entry: Int) -> End {
-        entry == 0
-            ? End(records: 0, preserves: 0, treeWrites: 0, statusChanges: 0, clockTime: 0)
-            : ends[entry - 1]
-    }
-
-    /// The batch of the entries in `range`.
-    private func batch(_ range: ClosedRange<Int>) -> Batch {
-        let from = start(of: range.lowerBound)
-        let to = ends[range.upperBound]
-        var batch = StoreBatch()
-        batch.ops = Self.rows(records, from.records, to.records)
-        batch.basePreserves = Self.rows(preserves, from.preserves, to.preserves)
-        batch.treeWrites = Self.liveWrites(treeWrites[from.treeWrites..<to.treeWrites])
-        batch.statusChanges = Self.rows(statusChanges, from.statusChanges, to.statusChanges)
-        batch.clockTime = to.clockTime
-        var maintenance: CommitEntry.Maintenance?
-        if let entry = isolated[range.lowerBound] {
-            precondition(range.count == 1, "an isolated entry is a batch of its own")
-            batch.baseWrites = entry.baseWrites
-            batch.peerVectors = entry.peerVectors
-            batch.frontier = entry.frontier
-            batch.compactedTouches = entry.compactedTouches
-            maintenance = entry.maintenance
-        }
-        return Batch(
-            storeBatch: batch, entries: range.count, maintenance: maintenance)
-    }
-
-    /// The rows `[from, to)` of `array`, without a copy when that is all of it.
-    private static func rows<T>(_ array: [T], _ from: Int, _ to: Int) -> [T] {
-        from == 0 && to == array.count ? array : Array(array[from..<to])
     }
 
     /// The tree writes without the one-row writes that a later write at the same path replaces.

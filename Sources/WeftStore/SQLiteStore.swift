@@ -1,3 +1,4 @@
+import CSQLiteTuning
 import Foundation
 import GRDB
 import GRDBSQLite
@@ -43,6 +44,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     public init(path: String, options: StoreOptions = StoreOptions()) throws {
         self.path = path
         self.durability = options.durability
+        SQLiteStore.tuneLibrary()
         let fileLock = try FileLock.acquire(databasePath: path)
         do {
             let queue = try DatabaseQueue(path: path, configuration: SQLiteStore.configuration)
@@ -63,6 +65,14 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             throw StoreError.from(error, path: path, operation: "opening the database")
         }
     }
+
+    /// Process-wide SQLite settings, made once before the first connection: memory statistics off
+    /// (they take a global mutex on every allocation and free inside SQLite). When SQLite was already
+    /// initialized by another connection of the process, it keeps its settings; that is harmless.
+    private static let libraryTuning: Void = { _ = weft_sqlite_disable_memory_statistics() }()
+
+    /// Applies ``libraryTuning`` (once per process).
+    public static func tuneLibrary() { _ = libraryTuning }
 
     private static var configuration: Configuration {
         var configuration = Configuration()

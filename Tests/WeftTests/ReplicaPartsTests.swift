@@ -17,7 +17,37 @@ import WeftStore
     }
 
     @Test func pendingRowsAreCutIntoBatchesAtEntryBoundariesAndIsolatedEntriesGoAlone() {
-        var pending = PendingCommits()
+        let batches = pending(opsMax: 2).batches()
+        #expect(batches.map(\.storeBatch.ops.count) == [2, 2, 1, 0, 0])
+        #expect(batches.map(\.entries) == [2, 2, 1, 1, 1])
+        #expect(batches[3].storeBatch.frontier != nil && batches[3].maintenance == .vacuum)
+        #expect(batches.map(\.storeBatch.clockTime) == [2, 4, 5, 6, 7])
+        // Of the one-row writes at /k in a batch, only the last is sent; the full write stays.
+        #expect(batches[0].storeBatch.treeWrites.map(\.value) == [.int(1), .int(2)])
+        #expect(batches[1].storeBatch.treeWrites.map(\.value) == [.int(4)])
+        #expect(pending(opsMax: 100).batches().map(\.entries) == [5, 1, 1])
+    }
+
+    @Test func anEntryLargerThanABatchGoesAloneAndRowsWrittenOneByOneStayWithTheirEntry() {
+        var pending = PendingCommits(opsMax: 3)
+        var single = CommitEntry(clockTime: 1)
+        single.records = [op(1)]
+        pending.append(single)
+        for sequence in 2...5 as ClosedRange<UInt64> { pending.append(record: op(sequence)) }
+        pending.append(treeWrite: write("/k", .int(5)))
+        pending.closeEntry(clockTime: 2)
+        pending.append(record: op(6))
+        pending.closeEntry(clockTime: 3)
+        let batches = pending.batches()
+        #expect(batches.map { $0.storeBatch.ops.map(\.op.sequence) } == [[1], [2, 3, 4, 5], [6]])
+        #expect(batches.map(\.storeBatch.treeWrites.count) == [0, 1, 0])
+        #expect(batches.map(\.storeBatch.clockTime) == [1, 2, 3])
+        #expect(pending.opCount == 6 && pending.entryCount == 3)
+    }
+
+    /// Five one-op entries writing /k, a compaction, and an empty entry.
+    private func pending(opsMax: Int) -> PendingCommits {
+        var pending = PendingCommits(opsMax: opsMax)
         for sequence in 1...5 as ClosedRange<UInt64> {
             var entry = CommitEntry(clockTime: sequence)
             entry.records = [op(sequence)]
@@ -29,16 +59,7 @@ import WeftStore
         compaction.maintenance = .vacuum
         pending.append(compaction)
         pending.append(CommitEntry(clockTime: 7))
-
-        let batches = pending.batches(opsMax: 2)
-        #expect(batches.map(\.storeBatch.ops.count) == [2, 2, 1, 0, 0])
-        #expect(batches.map(\.entries) == [2, 2, 1, 1, 1])
-        #expect(batches[3].storeBatch.frontier != nil && batches[3].maintenance == .vacuum)
-        #expect(batches.map(\.storeBatch.clockTime) == [2, 4, 5, 6, 7])
-        // Of the one-row writes at /k in a batch, only the last is sent; the full write stays.
-        #expect(batches[0].storeBatch.treeWrites.map(\.value) == [.int(1), .int(2)])
-        #expect(batches[1].storeBatch.treeWrites.map(\.value) == [.int(4)])
-        #expect(pending.batches(opsMax: 100).map(\.entries) == [5, 1, 1])
+        return pending
     }
 
     @Test func liveWritesKeepFullWritesAndTheLastOneRowWriteOfAPath() {
