@@ -268,8 +268,9 @@ final class GroupCommitter: @unchecked Sendable {
                 if self.failure == nil { self.failure = error }
             } else {
                 if wrote { counters.record(ops: ops) }
-                for record in batch.storeBatch.ops {
-                    ledger.add(origin: record.op.origin, sequence: record.op.sequence)
+                let records = batch.storeBatch.ops
+                for index in records.indices {
+                    ledger.add(origin: records[index].op.origin, sequence: records[index].op.sequence)
                 }
             }
             condition.broadcast()

@@ -76,7 +76,7 @@ extension Replica {
         }
         var ops: [Op] = []
         var ownSequenceMax: UInt64 = 0
-        var after: Stamp?
+        var after: LogPosition?
         while true {
             letWaitingReadersThrough()
             let page = try store.ops(after: after, limit: StoreLimits.opsPerQueryMax)
@@ -85,7 +85,7 @@ extension Replica {
                 if stored.op.origin == replicaID { ownSequenceMax = max(ownSequenceMax, stored.op.sequence) }
             }
             guard page.count == StoreLimits.opsPerQueryMax, let last = page.last else { break }
-            after = last.op.stamp
+            after = LogPosition(of: last.op)
         }
         let frontier = store.logMarks.frontier
         let baseVector = frontier == nil ? VersionVector() : (try store.peerVectors()[replicaID] ?? VersionVector())

@@ -177,15 +177,14 @@ extension Replica {
     ) {
         let new = Set(records.map(\.op.stamp))
         for (stamp, outcome) in report.outcomes where stamp.replica == replicaID && !new.contains(stamp) {
+            guard let sequence = engine.op(for: stamp)?.sequence else { continue }
             switch outcome {
             case .rejected(let rejection):
-                statusChanges.append(.op(stamp, .rejected))
-                if let sequence = engine.op(for: stamp)?.sequence {
-                    receipts.reject(sequence: sequence, because: rejection)
-                }
+                statusChanges.append(.op(stamp, sequence: sequence, .rejected))
+                receipts.reject(sequence: sequence, because: rejection)
             case .applied:
-                statusChanges.append(.op(stamp, .durable))
-                if let sequence = engine.op(for: stamp)?.sequence { receipts.revive(sequence: sequence) }
+                statusChanges.append(.op(stamp, sequence: sequence, .durable))
+                receipts.revive(sequence: sequence)
             case .waiting:
                 continue
             }

@@ -116,7 +116,7 @@ struct MemoryState: Sendable {
         for record in batch.ops { insert(record) }
         for write in batch.treeWrites { writeTree(write.value, at: write.path) }
         for write in batch.baseWrites { BaseOverlay.apply(write, to: &self) }
-        for case .op(let stamp, let status) in batch.statusChanges where entries[stamp]?.status != nil {
+        for case .op(let stamp, _, let status) in batch.statusChanges where entries[stamp]?.status != nil {
             entries[stamp]?.status = status
         }
         marks.apply(batch.statusChanges)

@@ -176,13 +176,26 @@ public final class MemoryStore: Store, @unchecked Sendable {
         }
     }
 
-    public func ops(after stamp: Stamp?, limit: Int) throws -> [StoredOp] {
+    public func ops(after position: LogPosition?, limit: Int) throws -> [StoredOp] {
         precondition(limit >= 1 && limit <= StoreLimits.opsPerQueryMax, "query between 1 and opsPerQueryMax ops")
         return try locked {
-            let start = stamp.map { current.firstIndex(above: $0) } ?? 0
-            return current.order[start..<min(current.order.count, start + limit)].compactMap { stamp in
-                current.entries[stamp].map { current.stored($0) }
+            var page: [StoredOp] = []
+            let origins = current.places.keys.sorted {
+                LogPosition(origin: $0, sequence: 0) < LogPosition(origin: $1, sequence: 0)
             }
+            for origin in origins {
+                let list = current.places[origin] ?? []
+                var start = 0
+                if let position {
+                    guard LogPosition(origin: origin, sequence: .max) > position else { continue }
+                    if origin == position.origin { start = current.firstPlace(in: list, above: position.sequence) }
+                }
+                for place in list[start...] {
+                    guard page.count < limit else { return page }
+                    if let entry = current.entries[place.stamp] { page.append(current.stored(entry)) }
+                }
+            }
+            return page
         }
     }
 

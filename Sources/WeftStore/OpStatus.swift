@@ -80,7 +80,7 @@ public struct OpRecord: Sendable, Hashable {
     public init(_ op: Op, encoded: [UInt8], status: OpStatus? = nil) {
         precondition(encoded.count > 17, "an encoded op holds at least a format byte and a stamp")
         precondition(encoded[0] == OpCodec.format, "encoded op has an unknown format byte")
-        precondition(encoded[1..<17].elementsEqual(StampKey.bytes(op.stamp)), "encoded op is not \(op.stamp)")
+        precondition(StampKey.stamp(encoded[1..<17]) == op.stamp, "encoded op is not \(op.stamp)")
         self.op = op
         self.encoded = encoded
         self.status = status

@@ -73,16 +73,19 @@ struct SQLiteIdentityRow {
     static func materializeStatuses(_ db: Database, origin: ReplicaID, marks: LogMarks) throws {
         let select = try SQLiteStatement(db, SQLiteSchema.selectOwnSequences)
         select.bind(1, origin.rawValue)
-        var changes: [(key: [UInt8], status: OpStatus)] = []
+        var changes: [(sequence: UInt64, stamp: [UInt8], status: OpStatus)] = []
         try select.forEachRow {
             guard let recorded = OpStatus(rawValue: UInt8(truncatingIfNeeded: select.int64(2))) else { return }
-            let status = marks.status(recorded: recorded, origin: origin, sequence: select.uint64(1), local: origin)
-            if let status, status != recorded { changes.append((select.blob(0), status)) }
+            let sequence = select.uint64(0)
+            let status = marks.status(recorded: recorded, origin: origin, sequence: sequence, local: origin)
+            if let status, status != recorded { changes.append((sequence, select.blob(1), status)) }
         }
         let update = try SQLiteStatement(db, SQLiteSchema.updateOpStatus)
         for change in changes {
             update.bind(1, Int64(change.status.rawValue))
-            update.bind(2, change.key)
+            update.bind(2, origin.rawValue)
+            update.bind(3, change.sequence)
+            update.bind(4, change.stamp)
             try update.run()
         }
     }

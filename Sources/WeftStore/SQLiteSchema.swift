@@ -3,9 +3,11 @@ import GRDB
 /// The SQLite schema of a Weft database, its migrations, and the SQL the store runs.
 ///
 /// ```sql
-/// -- The op log. The key is the stamp as 16 big-endian bytes, so key order is stamp order.
-/// CREATE TABLE op (stamp BLOB PRIMARY KEY, origin INTEGER, sequence INTEGER, status INTEGER, body BLOB) WITHOUT ROWID
-/// CREATE UNIQUE INDEX op_by_origin ON op (origin, sequence)
+/// -- (v3) The op log, keyed by origin and sequence: one B-tree, so that an insert updates one index
+/// -- (v1 and v2 keyed it by stamp, with a second unique index on origin and sequence). The stamp is its
+/// -- 16 big-endian bytes, whose order is stamp order. An origin's stamps grow with its sequence.
+/// CREATE TABLE op (origin INTEGER, sequence INTEGER, stamp BLOB, status INTEGER, body BLOB,
+///                  PRIMARY KEY (origin, sequence)) WITHOUT ROWID
 /// -- The materialized tree: one row per scalar leaf, keyed by its path text.
 /// CREATE TABLE node (path TEXT PRIMARY KEY, value BLOB) WITHOUT ROWID
 /// -- Where the compacted base differs from the tree: the base's subtree, whole.
@@ -23,7 +25,7 @@ import GRDB
 /// same bits.
 enum SQLiteSchema {
     /// The schema version this code writes (`PRAGMA user_version`).
-    static let version = 2
+    static let version = 3
     /// `PRAGMA application_id` of every Weft database: "Weft" in ASCII.
     static let applicationID: Int32 = 0x5765_6674
 
@@ -72,24 +74,52 @@ enum SQLiteSchema {
                     PRAGMA user_version = 2;
                     """)
         }
+        migrator.registerMigration("v3") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE op_v3 (
+                        origin INTEGER NOT NULL,
+                        sequence INTEGER NOT NULL,
+                        stamp BLOB NOT NULL,
+                        status INTEGER,
+                        body BLOB NOT NULL,
+                        PRIMARY KEY (origin, sequence)
+                    ) WITHOUT ROWID;
+                    INSERT INTO op_v3 (origin, sequence, stamp, status, body)
+                        SELECT origin, sequence, stamp, status, body FROM op ORDER BY origin, sequence;
+                    DROP TABLE op;
+                    ALTER TABLE op_v3 RENAME TO op;
+                    PRAGMA user_version = 3;
+                    """)
+        }
         return migrator
     }
 
     // MARK: - Statements
 
+    /// A duplicate (same origin and sequence) changes nothing; the caller tells a repeat of the same op
+    /// from a different op claiming the place (``selectStampAt``).
     static let insertOp = """
-        INSERT INTO op (stamp, origin, sequence, status, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT (stamp) DO NOTHING
+        INSERT INTO op (origin, sequence, stamp, status, body) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (origin, sequence) DO NOTHING
         """
-    static let updateOpStatus = "UPDATE op SET status = ? WHERE stamp = ? AND status IS NOT NULL"
+    static let selectStampAt = "SELECT stamp FROM op WHERE origin = ? AND sequence = ?"
+    static let updateOpStatus = """
+        UPDATE op SET status = ? WHERE origin = ? AND sequence = ? AND stamp = ? AND status IS NOT NULL
+        """
+    /// Reads every row (the key is not the stamp); compaction is rare and folds most of the log anyway.
     static let deleteOpsThrough = "DELETE FROM op WHERE stamp <= ?"
     static let selectOpsByOrigin = """
         SELECT stamp, status, body FROM op WHERE origin = ? AND sequence > ? ORDER BY sequence LIMIT ?
         """
-    static let selectOpsAfter = "SELECT stamp, status, body FROM op WHERE stamp > ? ORDER BY stamp LIMIT ?"
-    static let selectOpsFirst = "SELECT stamp, status, body FROM op ORDER BY stamp LIMIT ?"
-    static let selectAllOps = "SELECT stamp, status, body FROM op ORDER BY stamp"
-    static let selectOp = "SELECT stamp, status, body FROM op WHERE stamp = ?"
-    static let selectOwnSequences = "SELECT stamp, sequence, status FROM op WHERE origin = ? AND status IS NOT NULL"
+    static let selectOpsAfterPosition = """
+        SELECT stamp, status, body FROM op WHERE (origin, sequence) > (?, ?) ORDER BY origin, sequence LIMIT ?
+        """
+    static let selectOpsFirst = "SELECT stamp, status, body FROM op ORDER BY origin, sequence LIMIT ?"
+    static let selectAllOps = "SELECT stamp, status, body FROM op"
+    /// Reads the origin's rows: the stamp is not a key.
+    static let selectOp = "SELECT stamp, status, body FROM op WHERE origin = ? AND stamp = ?"
+    static let selectOwnSequences = "SELECT sequence, stamp, status FROM op WHERE origin = ? AND status IS NOT NULL"
     static let countOps = "SELECT count(*) FROM op"
 
     static let insertNode = "INSERT INTO node (path, value) VALUES (?, ?)"

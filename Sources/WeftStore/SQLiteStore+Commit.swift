@@ -51,31 +51,41 @@ extension SQLiteStore {
         if before != (clockTime, marks) { try SQLiteIdentityRow.updateProgress(db, clockTime: clockTime, marks: marks) }
     }
 
-    /// Inserts ops with one reused statement; the stamp key is bound straight from the encoding.
+    /// Inserts ops with one reused statement; the stamp is bound straight from the encoding. An op whose
+    /// place (origin and sequence) is taken is skipped when it is the same op, and refused otherwise.
     private func insert(_ records: [OpRecord], into db: Database) throws {
         let insert = try SQLiteStatement(db, SQLiteSchema.insertOp)
-        for record in records {
-            let op = record.op
-            insert.bind(1, record.encoded[1..<(1 + StampKey.count)])
-            insert.bind(2, op.origin.rawValue)
-            insert.bind(3, op.sequence)
-            if let status = record.status { insert.bind(4, Int64(status.rawValue)) } else { insert.bindNull(4) }
-            insert.bind(5, record.encoded)
-            do {
-                try insert.run()
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                throw StoreError.conflictingOp(origin: op.origin, sequence: op.sequence)
-            }
+        // By index: a loop over the records would copy each (retaining its op and bytes).
+        for index in records.indices {
+            insert.bind(1, records[index].op.origin.rawValue)
+            insert.bind(2, records[index].op.sequence)
+            insert.bind(3, records[index].encoded[1..<(1 + StampKey.count)])
+            if let status = records[index].status { insert.bind(4, Int64(status.rawValue)) } else { insert.bindNull(4) }
+            insert.bind(5, records[index].encoded)
+            try insert.run()
+            if insert.changes == 0 { try checkRepeat(of: records[index].op, in: db) }
         }
+    }
+
+    /// Throws unless the op that holds the place of `op` is `op` itself.
+    private func checkRepeat(of op: Op, in db: Database) throws {
+        let select = try SQLiteStatement(db, SQLiteSchema.selectStampAt)
+        select.bind(1, op.origin.rawValue)
+        select.bind(2, op.sequence)
+        var held: Stamp?
+        try select.forEachRow { held = StampKey.stamp(select.blob(0)) }
+        guard held == op.stamp else { throw StoreError.conflictingOp(origin: op.origin, sequence: op.sequence) }
     }
 
     private func writeStatuses(_ changes: [StoreBatch.StatusChange], to db: Database) throws {
         var update: SQLiteStatement?
-        for case .op(let stamp, let status) in changes {
+        for case .op(let stamp, let sequence, let status) in changes {
             let statement = try update ?? SQLiteStatement(db, SQLiteSchema.updateOpStatus)
             update = statement
             statement.bind(1, Int64(status.rawValue))
-            statement.bind(2, StampKey.bytes(stamp))
+            statement.bind(2, stamp.replica.rawValue)
+            statement.bind(3, sequence)
+            statement.bind(4, StampKey.bytes(stamp))
             try statement.run()
         }
     }

@@ -15,14 +15,15 @@ extension SQLiteStore {
         }
     }
 
-    public func ops(after stamp: Stamp?, limit: Int) throws -> [StoredOp] {
+    public func ops(after position: LogPosition?, limit: Int) throws -> [StoredOp] {
         precondition(limit >= 1 && limit <= StoreLimits.opsPerQueryMax, "query between 1 and opsPerQueryMax ops")
         return try withDatabase("reading ops") { db in
             let select: SQLiteStatement
-            if let stamp {
-                select = try SQLiteStatement(db, SQLiteSchema.selectOpsAfter)
-                select.bind(1, StampKey.bytes(stamp))
-                select.bind(2, Int64(limit))
+            if let position {
+                select = try SQLiteStatement(db, SQLiteSchema.selectOpsAfterPosition)
+                select.bind(1, position.origin.rawValue)
+                select.bind(2, position.sequence)
+                select.bind(3, Int64(limit))
             } else {
                 select = try SQLiteStatement(db, SQLiteSchema.selectOpsFirst)
                 select.bind(1, Int64(limit))
@@ -32,13 +33,16 @@ extension SQLiteStore {
     }
 
     public func allOps() throws -> [StoredOp] {
-        try withDatabase("reading all ops") { db in try storedOps(try SQLiteStatement(db, SQLiteSchema.selectAllOps)) }
+        try withDatabase("reading all ops") { db in
+            try storedOps(try SQLiteStatement(db, SQLiteSchema.selectAllOps)).sorted { $0.op.stamp < $1.op.stamp }
+        }
     }
 
     public func op(_ stamp: Stamp) throws -> StoredOp? {
         try withDatabase("reading an op") { db in
             let select = try SQLiteStatement(db, SQLiteSchema.selectOp)
-            select.bind(1, StampKey.bytes(stamp))
+            select.bind(1, stamp.replica.rawValue)
+            select.bind(2, StampKey.bytes(stamp))
             return try storedOps(select).first
         }
     }

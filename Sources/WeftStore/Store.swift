@@ -47,17 +47,20 @@ public protocol Store: AnyObject, Sendable {
     /// - Throws: ``StoreError/corruptOp(stamp:reason:)`` and I/O errors.
     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) throws -> [StoredOp]
 
-    /// The ops stamped above `stamp` (all when nil), in stamp order, at most `limit` of them.
+    /// The ops after `position` (from the first when nil) in log order, at most `limit` of them: the
+    /// whole log a page at a time, each page continuing from the ``LogPosition`` of the last op of the
+    /// one before. Log order is by origin, then sequence: not stamp order.
     ///
     /// - Precondition: `1 <= limit <= StoreLimits.opsPerQueryMax`.
     /// - Throws: ``StoreError/corruptOp(stamp:reason:)`` and I/O errors.
-    func ops(after stamp: Stamp?, limit: Int) throws -> [StoredOp]
+    func ops(after position: LogPosition?, limit: Int) throws -> [StoredOp]
 
     /// Every op in the log, in stamp order.
     /// - Throws: ``StoreError/corruptOp(stamp:reason:)`` and I/O errors.
     func allOps() throws -> [StoredOp]
 
-    /// The op with `stamp`, or nil when the log does not hold it.
+    /// The op with `stamp`, or nil when the log does not hold it. It may read all of the stamp's
+    /// origin's ops (the SQLite log is keyed by origin and sequence).
     /// - Throws: ``StoreError/corruptOp(stamp:reason:)`` and I/O errors.
     func op(_ stamp: Stamp) throws -> StoredOp?
 
@@ -152,5 +155,33 @@ public struct BaseOverride: Sendable, Hashable {
     public init(path: Path, value: Value) {
         self.path = path
         self.value = value
+    }
+}
+
+/// The place of an op in the log as the store orders it for paging: its origin, then its sequence.
+///
+/// ```swift
+/// var position: LogPosition?
+/// while case let page = try store.ops(after: position, limit: 1000), let last = page.last {
+///     position = LogPosition(of: last.op)
+/// }
+/// ```
+public struct LogPosition: Sendable, Hashable, Comparable {
+    public var origin: ReplicaID
+    public var sequence: UInt64
+
+    public init(origin: ReplicaID, sequence: UInt64) {
+        self.origin = origin
+        self.sequence = sequence
+    }
+
+    /// The position of `op`.
+    public init(of op: Op) { self.init(origin: op.origin, sequence: op.sequence) }
+
+    /// Log order: the origin's id as SQLite compares the signed 64-bit integer it is stored as, then the
+    /// sequence.
+    public static func < (lhs: LogPosition, rhs: LogPosition) -> Bool {
+        let (left, right) = (Int64(bitPattern: lhs.origin.rawValue), Int64(bitPattern: rhs.origin.rawValue))
+        return left != right ? left < right : lhs.sequence < rhs.sequence
     }
 }

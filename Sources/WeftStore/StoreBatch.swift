@@ -57,8 +57,9 @@ public struct StoreBatch: Sendable, Hashable {
 
     /// A change of the status of our own ops.
     public enum StatusChange: Sendable, Hashable {
-        /// One op takes `status` (ops of other replicas, and ops no longer in the log, are left alone).
-        case op(Stamp, OpStatus)
+        /// One op, of this stamp and its origin's sequence, takes `status` (ops of other replicas, and ops
+        /// no longer in the log, are left alone).
+        case op(Stamp, sequence: UInt64, OpStatus)
         /// Every op of this replica up to `sequence` is acknowledged (it never moves back).
         case acknowledgedThrough(sequence: UInt64)
         /// Every op of this replica up to `sequence` is stable, and so acknowledged (never moves back).

@@ -93,14 +93,26 @@ import WeftCore
 
 /// A database made by the previous schema version opens, migrates, and keeps what it held.
 @Suite struct SQLiteStoreMigrationTests {
-    /// Turns a current database back into the v1 schema: v2 only added the table of touches.
+    /// Turns a current database back into the v1 schema: v2 added the table of touches, v3 keyed the
+    /// op log by origin and sequence instead of by stamp.
     private static func downgradeToVersion1(_ path: String) throws {
         let queue = try DatabaseQueue(path: path)
         try queue.writeWithoutTransaction { db in
             try db.execute(
                 sql: """
+                    CREATE TABLE op_v1 (
+                        stamp BLOB NOT NULL PRIMARY KEY,
+                        origin INTEGER NOT NULL,
+                        sequence INTEGER NOT NULL,
+                        status INTEGER,
+                        body BLOB NOT NULL
+                    ) WITHOUT ROWID;
+                    INSERT INTO op_v1 SELECT stamp, origin, sequence, status, body FROM op;
+                    DROP TABLE op;
+                    ALTER TABLE op_v1 RENAME TO op;
+                    CREATE UNIQUE INDEX op_by_origin ON op (origin, sequence);
                     DROP TABLE compacted_touch;
-                    DELETE FROM grdb_migrations WHERE identifier = 'v2';
+                    DELETE FROM grdb_migrations WHERE identifier IN ('v2', 'v3');
                     PRAGMA user_version = 1;
                     """)
         }
@@ -138,6 +150,7 @@ import WeftCore
         #expect(store.identity.clockTime == 500 << 16)
         #expect(store.logMarks.frontier == ops[1].stamp)
         #expect(try store.allOps().map(\.op) == Array(ops[2...]))
+        #expect(try store.ops(from: replica, after: 3, limit: 10).map(\.op) == Array(ops[3...]))
         #expect(try store.readTree() == Sample.json(#"{"a":{"b":1,"c":"two"}}"#))
         #expect(try store.peerVectors() == [peer: VersionVector([peer: 7])])
         #expect(try store.members() == [replica, peer].sorted())

@@ -56,7 +56,7 @@ import WeftCore
     }
 
     @Test(arguments: StoreKind.allCases)
-    func opsAfterAStampArePagedInStampOrder(kind: StoreKind) throws {
+    func theLogIsPagedInLogOrderAndReadWholeInStampOrder(kind: StoreKind) throws {
         let fixture = try StoreFixture(kind)
         let ops = (1...25 as ClosedRange<UInt64>).map {
             Sample.setOp(origin: $0 % 3 + 1, sequence: $0, millis: 5000 - $0)
@@ -68,16 +68,18 @@ import WeftCore
             }
         }
         try fixture.store.commit(Sample.batch(unique))
-        var seen: [Stamp] = []
-        var cursor: Stamp?
+        var seen: [Op] = []
+        var cursor: LogPosition?
         while true {
             let page = try fixture.store.ops(after: cursor, limit: 7)
             if page.isEmpty { break }
-            seen += page.map(\.op.stamp)
-            cursor = page.last?.op.stamp
+            seen += page.map(\.op)
+            cursor = page.last.map { LogPosition(of: $0.op) }
         }
-        #expect(seen == unique.map(\.stamp).sorted())
-        let middle = seen[10]
+        // Pages continue one another in log order (origin, then sequence) and hold every op once.
+        #expect(seen.map { LogPosition(of: $0) } == unique.map { LogPosition(of: $0) }.sorted())
+        #expect(try fixture.store.allOps().map(\.op.stamp) == unique.map(\.stamp).sorted())
+        let middle = seen[10].stamp
         #expect(try fixture.store.op(middle)?.op.stamp == middle)
         #expect(try fixture.store.op(Sample.stamp(1, 99)) == nil)
     }

@@ -49,7 +49,10 @@ import WeftCore
     func aRejectedOpStaysRejectedWhateverTheWatermarks(kind: StoreKind) throws {
         let (fixture, own, remote) = try seeded(kind)
         var batch = StoreBatch()
-        batch.statusChanges = [.op(own[1].stamp, .rejected), .op(remote.stamp, .rejected), .stableThrough(sequence: 5)]
+        batch.statusChanges = [
+            .op(own[1].stamp, sequence: own[1].sequence, .rejected), .op(remote.stamp, sequence: remote.sequence, .rejected),
+            .stableThrough(sequence: 5),
+        ]
         try fixture.store.commit(batch)
         #expect(try statuses(fixture.store) == [.stable, .rejected, .stable, .stable, .stable])
         #expect(try fixture.store.op(remote.stamp)?.status == nil, "the ops of other replicas have no status")
@@ -59,7 +62,7 @@ import WeftCore
     func aStatusChangeForAnOpNoLongerInTheLogChangesNothing(kind: StoreKind) throws {
         let (fixture, _, _) = try seeded(kind)
         var batch = StoreBatch()
-        batch.statusChanges = [.op(Sample.stamp(99_999, 1), .acknowledged)]
+        batch.statusChanges = [.op(Sample.stamp(99_999, 1), sequence: 1, .acknowledged)]
         try fixture.store.commit(batch)
         #expect(try fixture.store.opCount() == 6)
         #expect(try statuses(fixture.store) == Array(repeating: .durable, count: 5))

@@ -154,7 +154,7 @@ final class FailingStore: Store, @unchecked Sendable {
     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) throws -> [StoredOp] {
         throw StoreError.corruptOp(stamp: nil, reason: "its key is not a 16-byte stamp")
     }
-    func ops(after stamp: Stamp?, limit: Int) throws -> [StoredOp] {
+    func ops(after position: LogPosition?, limit: Int) throws -> [StoredOp] {
         throw StoreError.corruptOp(stamp: nil, reason: "its key is not a 16-byte stamp")
     }
     func allOps() throws -> [StoredOp] { try ops(after: nil, limit: 1) }

@@ -35,9 +35,8 @@ struct SQLiteBaseline {
             try db.execute(sql: "PRAGMA cache_size = -16384")
             try db.execute(
                 sql: """
-                    CREATE TABLE op (stamp BLOB NOT NULL PRIMARY KEY, origin INTEGER NOT NULL,
-                        sequence INTEGER NOT NULL, status INTEGER, body BLOB NOT NULL) WITHOUT ROWID;
-                    CREATE UNIQUE INDEX op_by_origin ON op (origin, sequence);
+                    CREATE TABLE op (origin INTEGER NOT NULL, sequence INTEGER NOT NULL, stamp BLOB NOT NULL,
+                        status INTEGER, body BLOB NOT NULL, PRIMARY KEY (origin, sequence)) WITHOUT ROWID;
                     CREATE TABLE node (path TEXT NOT NULL PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
                     """)
         }
@@ -48,7 +47,7 @@ struct SQLiteBaseline {
         try measureSeconds {
             try queue.inDatabase { db in
                 let insertOp = try db.makeStatement(
-                    sql: "INSERT INTO op (stamp, origin, sequence, status, body) VALUES (?, ?, ?, 1, ?)")
+                    sql: "INSERT INTO op (origin, sequence, stamp, status, body) VALUES (?, ?, ?, 1, ?)")
                 let upsertLeaf = try db.makeStatement(
                     sql: """
                         INSERT INTO node (path, value) VALUES (?, ?)
@@ -58,9 +57,9 @@ struct SQLiteBaseline {
                     try db.inTransaction(.immediate) {
                         for row in chunk.ops {
                             let handle = insertOp.sqliteStatement
-                            Self.bind(handle, 1, row.key)
-                            sqlite3_bind_int64(handle, 2, Int64(bitPattern: row.origin))
-                            sqlite3_bind_int64(handle, 3, Int64(bitPattern: row.sequence))
+                            sqlite3_bind_int64(handle, 1, Int64(bitPattern: row.origin))
+                            sqlite3_bind_int64(handle, 2, Int64(bitPattern: row.sequence))
+                            Self.bind(handle, 3, row.key)
                             Self.bind(handle, 4, row.body)
                             try Self.run(handle, db)
                         }

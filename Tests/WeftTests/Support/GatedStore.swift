@@ -58,9 +58,9 @@ final class GatedStore: Store, @unchecked Sendable {
     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) throws -> [StoredOp] {
         try inner.ops(from: origin, after: sequence, limit: limit)
     }
-    func ops(after stamp: Stamp?, limit: Int) throws -> [StoredOp] {
+    func ops(after position: LogPosition?, limit: Int) throws -> [StoredOp] {
         loadGate.pass()
-        return try inner.ops(after: stamp, limit: limit)
+        return try inner.ops(after: position, limit: limit)
     }
     func allOps() throws -> [StoredOp] { try inner.allOps() }
     func op(_ stamp: Stamp) throws -> StoredOp? { try inner.op(stamp) }
