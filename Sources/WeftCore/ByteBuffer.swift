@@ -24,12 +24,14 @@ public struct ByteWriter: Sendable {
         write(varint: UInt64(bitPattern: (value << 1) ^ (value >> 63)))
     }
 
+    /// Eight bytes, big-endian, in one append.
     public mutating func write(fixed value: UInt64) {
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
+    /// Four bytes, big-endian, in one append.
     public mutating func write(fixed32 value: UInt32) {
-        for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
     }
 
     public mutating func write(string: String) {

@@ -165,29 +165,56 @@ public final class MergeEngine {
         let sorted = ops.count > 1 ? ops.sorted { $0.stamp < $1.stamp } : ops
         var pending: [PendingRefold] = []
         for op in sorted {
-            if !alreadyCounted, let known = origins[op.origin]?[op.sequence], known == op.stamp {
+            let admission: Admission
+            if alreadyCounted {
+                admission = frontier.map { op.stamp <= $0 } ?? false ? .refused : .added
+            } else {
+                admission = admit(op)
+            }
+            switch admission {
+            case .duplicate:
                 report.duplicates += 1
                 continue
-            }
-            if let frontier, op.stamp <= frontier {
+            case .refused:
                 report.refused.append(op.stamp)
                 continue
-            }
-            if !alreadyCounted {
-                // An origin's stamps grow with its sequence (its clock is monotonic); an op that breaks
-                // this against its known neighbours comes from a broken or forged log and is refused,
-                // so the transaction rule can rely on the order.
-                if let originLog = origins[op.origin], !originLog.fits(op) {
-                    report.refused.append(op.stamp)
-                    continue
-                }
-                origins[op.origin, default: OriginLog()].add(op)
+            case .added:
+                break
             }
             if !pending.isEmpty, joinPending(op, &pending, report: &report) { continue }
             applyNew(op, pending: &pending, report: &report)
         }
         flush(&pending, report: &report)
         return report
+    }
+
+    /// What ``admit(_:)`` did with an op.
+    enum Admission {
+        case added, duplicate, refused
+    }
+
+    /// Adds a new op to its origin's log, in one lookup of the origin: a repeat of a known op is a
+    /// duplicate; an op at or below the frontier is refused, and so is one that breaks its origin's
+    /// order (an origin's stamps grow with its sequence, its clock being monotonic: an op that breaks
+    /// this against its known neighbours comes from a broken or forged log, and the transaction rule
+    /// relies on the order).
+    private func admit(_ op: Op) -> Admission {
+        guard let index = origins.index(forKey: op.origin) else {
+            if let frontier, op.stamp <= frontier { return .refused }
+            var originLog = OriginLog()
+            originLog.add(op)
+            origins[op.origin] = originLog
+            return .added
+        }
+        return Self.admit(op, to: &origins.values[index], frontier: frontier)
+    }
+
+    private static func admit(_ op: Op, to originLog: inout OriginLog, frontier: Stamp?) -> Admission {
+        if originLog.stamp(at: op.sequence) == op.stamp { return .duplicate }
+        if let frontier, op.stamp <= frontier { return .refused }
+        guard originLog.fits(op) else { return .refused }
+        originLog.add(op)
+        return .added
     }
 
     /// A region whose re-fold waits for the end of the batch, so that several late ops in it are
@@ -478,7 +505,19 @@ struct OriginLog {
     }
 
     /// The stamp of the op with this sequence, if known and not compacted.
-    subscript(sequence: UInt64) -> Stamp? { op(at: sequence)?.stamp }
+    subscript(sequence: UInt64) -> Stamp? { stamp(at: sequence) }
+
+    /// The stamp of the op with this sequence, if known and not compacted (without copying the op).
+    func stamp(at sequence: UInt64) -> Stamp? {
+        guard sequence >= first, sequence - first < UInt64(slots.count) else { return nil }
+        return slots[Int(sequence - first)]?.stamp
+    }
+
+    /// True when the op with this sequence is held.
+    private func holds(_ sequence: UInt64) -> Bool {
+        guard sequence >= first, sequence - first < UInt64(slots.count) else { return false }
+        return slots[Int(sequence - first)] != nil
+    }
 
     /// The op with this sequence, if known and not compacted.
     func op(at sequence: UInt64) -> Op? {
@@ -533,7 +572,7 @@ struct OriginLog {
         } else {
             slots[offset] = op
         }
-        while self.op(at: contiguous + 1) != nil { contiguous += 1 }
+        while holds(contiguous + 1) { contiguous += 1 }
     }
 
     /// Forgets a compacted op; drops the forgotten prefix once it is large.

@@ -4,8 +4,31 @@
 /// Summaries are maxima and only grow; after compaction they may name stamps that left the log, which
 /// is harmless because every new op is stamped above the compaction frontier.
 final class PathIndex {
+    /// The children of a node by key, hashed with ``FastHash/fold(key:into:)`` instead of a SipHash
+    /// `Hasher` per lookup: every op walks its path through them.
+    struct Children {
+        /// A key whose hash folds its bytes.
+        struct Name: Hashable {
+            let text: String
+            static func == (lhs: Name, rhs: Name) -> Bool { lhs.text == rhs.text }
+            func hash(into hasher: inout Hasher) { hasher.combine(_rawHashValue(seed: 0)) }
+            func _rawHashValue(seed: Int) -> Int {
+                Int(truncatingIfNeeded: FastHash.finalize(FastHash.fold(key: text, into: UInt64(truncatingIfNeeded: seed))))
+            }
+        }
+
+        private var table: [Name: Node] = [:]
+
+        subscript(key: String) -> Node? {
+            get { table[Name(text: key)] }
+            set { table[Name(text: key)] = newValue }
+        }
+
+        var values: Dictionary<Name, Node>.Values { table.values }
+    }
+
     final class Node {
-        var children: [String: Node] = [:]
+        var children = Children()
         /// Ops anchored exactly here, ascending by stamp.
         var own: [Anchored] = []
         /// Greatest stamp of an op anchored here that is not an increment.
