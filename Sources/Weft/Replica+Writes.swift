@@ -155,8 +155,10 @@ extension Replica {
             for record in records { pending.append(record: record) }
             for region in preserves { pending.append(preserve: region) }
             for change in report.changes {
-                // A scalar replaced by a scalar or removed is one row in the store.
-                let oneRow = !change.old.isNull && !change.old.isObject && !change.new.isObject
+                // A scalar replaced by a scalar or removed is one row in the store, and so is a scalar
+                // written where the engine saw neither an object nor a scalar above.
+                let oneRow =
+                    change.isOneRow || (!change.old.isNull && !change.old.isObject && !change.new.isObject)
                 pending.append(
                     treeWrite: StoreBatch.TreeWrite(path: change.path, value: change.new, replacesScalar: oneRow))
             }

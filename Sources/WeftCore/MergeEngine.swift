@@ -89,7 +89,8 @@ public final class MergeEngine {
 
     /// True when the op with this stamp is known (in the log, waiting, or compacted).
     public func contains(_ stamp: Stamp) -> Bool {
-        known(stamp) != nil || frontier.map { stamp <= $0 } ?? false
+        if let frontier, stamp <= frontier { return true }
+        return origins[stamp.replica]?.contains(stamp) ?? false
     }
 
     /// The op with this stamp, if it is in the log or waiting.
@@ -328,9 +329,12 @@ public final class MergeEngine {
         switch op.kind {
         case .set(let value):
             // A set always applies, and its new value is the value written.
+            let scalarWrite = capturesChanges && !value.isObject && !state.hasScalar(above: op.path.keys[...])
             let old = state.write(value, at: op.path)
             report.outcomes[op.stamp] = .applied
-            if capturesChanges { report.changes.append(Change(path: op.path, old: old, new: value)) }
+            if capturesChanges {
+                report.changes.append(Change(path: op.path, old: old, new: value, isOneRow: scalarWrite && !old.isObject))
+            }
             return
         case .increment, .transaction, .call:
             let old = capturesChanges ? state.value(at: op.path) : .null
@@ -472,11 +476,26 @@ public struct Change: Sendable, Hashable {
     public var path: Path
     public var old: Value
     public var new: Value
+    /// The engine checked that, before the change, no ancestor of ``path`` held a scalar, and neither
+    /// ``old`` nor ``new`` is an object: a store changes one row for it. False when not checked. It is
+    /// a hint, not part of what changed: equality ignores it.
+    public var isOneRow: Bool
 
-    public init(path: Path, old: Value, new: Value) {
+    public init(path: Path, old: Value, new: Value, isOneRow: Bool = false) {
         self.path = path
         self.old = old
         self.new = new
+        self.isOneRow = isOneRow
+    }
+
+    public static func == (lhs: Change, rhs: Change) -> Bool {
+        lhs.path == rhs.path && lhs.old == rhs.old && lhs.new == rhs.new
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(path)
+        hasher.combine(old)
+        hasher.combine(new)
     }
 }
 
@@ -526,19 +545,28 @@ struct OriginLog {
     }
 
     /// The op with this stamp, if known and not compacted.
-    func op(stamped stamp: Stamp) -> Op? {
+    func op(stamped stamp: Stamp) -> Op? { slot(stamped: stamp).flatMap { slots[$0] } }
+
+    /// True when the op with this stamp is known and not compacted.
+    func contains(_ stamp: Stamp) -> Bool { slot(stamped: stamp) != nil }
+
+    /// The slot of the op with this stamp: a binary search that reads stamps only (copying an op
+    /// would retain its path and value). An op stamped after the last one held, the usual case for a
+    /// new op, is answered at once.
+    private func slot(stamped stamp: Stamp) -> Int? {
+        if let lastStamp = slots.last??.stamp, stamp > lastStamp { return nil }
         var low = cleared
         var high = slots.count
         while low < high {
             let middle = (low + high) / 2
             var probe = middle
             while probe < high, slots[probe] == nil { probe += 1 }
-            guard probe < high, let op = slots[probe] else {
+            guard probe < high, let probeStamp = slots[probe]?.stamp else {
                 high = middle
                 continue
             }
-            if op.stamp == stamp { return op }
-            if op.stamp < stamp { low = probe + 1 } else { high = middle }
+            if probeStamp == stamp { return probe }
+            if probeStamp < stamp { low = probe + 1 } else { high = middle }
         }
         return nil
     }

@@ -55,6 +55,24 @@ public enum Value: Sendable, Hashable {
         return current
     }
 
+    /// True when a proper ancestor of the node at `keys` is a scalar (a write there would replace it).
+    public func hasScalar(above keys: ArraySlice<String>) -> Bool {
+        var current = self
+        for key in keys.dropLast() {
+            switch current {
+            case .object(let children):
+                guard let child = children[key] else { return false }
+                current = child
+            case .null: return false
+            default: return true
+            }
+        }
+        switch current {
+        case .object, .null: return false
+        default: return !keys.isEmpty
+        }
+    }
+
     /// Builds an object from children, dropping null children; an empty result is `.null`.
     public static func object(normalizing children: [String: Value]) -> Value {
         var kept = children

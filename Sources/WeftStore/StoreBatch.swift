@@ -26,9 +26,10 @@ public struct StoreBatch: Sendable, Hashable {
         public var path: Path
         /// The new subtree.
         public var value: Value
-        /// The writer knows that, when this write applies, the tree holds a scalar at `path` (so its
-        /// ancestors are objects and it has no descendants), and `value` is a scalar or null: the write
-        /// then touches one row. The engine knows it from the old value of the change it writes.
+        /// The writer knows that, when this write applies, the tree holds a scalar or nothing at `path`
+        /// and no scalar above it (so it has no descendants, and no ancestor has a row), and `value` is
+        /// a scalar or null: the write then touches one row. The engine knows it from the old value of
+        /// the change it writes (a scalar), or checked it (``Change/isOneRow``).
         public var replacesScalar: Bool
 
         /// A write of `value` at `path`.
