@@ -200,14 +200,13 @@ public final class MergeEngine {
     /// this against its known neighbours comes from a broken or forged log, and the transaction rule
     /// relies on the order).
     private func admit(_ op: Op) -> Admission {
-        guard let index = origins.index(forKey: op.origin) else {
-            if let frontier, op.stamp <= frontier { return .refused }
-            var originLog = OriginLog()
-            originLog.add(op)
-            origins[op.origin] = originLog
-            return .added
+        if let index = origins.index(forKey: op.origin) {
+            return Self.admit(op, to: &origins.values[index], frontier: frontier)
         }
-        return Self.admit(op, to: &origins.values[index], frontier: frontier)
+        var originLog = OriginLog()
+        let admission = Self.admit(op, to: &originLog, frontier: frontier)
+        if admission == .added { origins[op.origin] = originLog }
+        return admission
     }
 
     private static func admit(_ op: Op, to originLog: inout OriginLog, frontier: Stamp?) -> Admission {
@@ -526,23 +525,20 @@ struct OriginLog {
     /// The stamp of the op with this sequence, if known and not compacted.
     subscript(sequence: UInt64) -> Stamp? { stamp(at: sequence) }
 
-    /// The stamp of the op with this sequence, if known and not compacted (without copying the op).
-    func stamp(at sequence: UInt64) -> Stamp? {
+    /// The slot of this sequence, if the array has one.
+    private func slot(of sequence: UInt64) -> Int? {
         guard sequence >= first, sequence - first < UInt64(slots.count) else { return nil }
-        return slots[Int(sequence - first)]?.stamp
+        return Int(sequence - first)
     }
+
+    /// The stamp of the op with this sequence, if known and not compacted (without copying the op).
+    func stamp(at sequence: UInt64) -> Stamp? { slot(of: sequence).flatMap { slots[$0]?.stamp } }
 
     /// True when the op with this sequence is held.
-    private func holds(_ sequence: UInt64) -> Bool {
-        guard sequence >= first, sequence - first < UInt64(slots.count) else { return false }
-        return slots[Int(sequence - first)] != nil
-    }
+    private func holds(_ sequence: UInt64) -> Bool { slot(of: sequence).map { slots[$0] != nil } ?? false }
 
     /// The op with this sequence, if known and not compacted.
-    func op(at sequence: UInt64) -> Op? {
-        guard sequence >= first, sequence - first < UInt64(slots.count) else { return nil }
-        return slots[Int(sequence - first)]
-    }
+    func op(at sequence: UInt64) -> Op? { slot(of: sequence).flatMap { slots[$0] } }
 
     /// The op with this stamp, if known and not compacted.
     func op(stamped stamp: Stamp) -> Op? { slot(stamped: stamp).flatMap { slots[$0] } }

@@ -69,6 +69,14 @@ final class PathIndex {
 
         var ownMax: Stamp? { own.last?.stamp }
 
+        /// The child under `key`, made when missing.
+        func child(creating key: String) -> Node {
+            if let existing = children[key] { return existing }
+            let made = Node()
+            children[key] = made
+            return made
+        }
+
         func raiseNonIncrement(_ stamp: Stamp) {
             if ownNonIncrementMax.map({ $0 < stamp }) ?? true { ownNonIncrementMax = stamp }
         }
@@ -306,13 +314,7 @@ final class PathIndex {
             if let read, probe.covered, !current.latestOwn.isCovered(by: read) { probe.covered = false }
             if !current.snapshots.isEmpty { current.trimSnapshots(from: stamp) }
             update(current, stamp: stamp, reads: reads, below: true, op: op)
-            if let next = current.children[key] {
-                current = next
-            } else {
-                let next = Node()
-                current.children[key] = next
-                current = next
-            }
+            current = current.child(creating: key)
         }
         if let subtreeMax = current.subtreeMax, subtreeMax > stamp { probe.conflicts = true }
         if let read, probe.covered, !current.latestSubtree.isCovered(by: read) { probe.covered = false }
@@ -360,14 +362,7 @@ final class PathIndex {
         case .null: return
         case .object(let children):
             for (key, child) in children where !child.isNull {
-                let next: Node
-                if let existing = node.children[key] {
-                    next = existing
-                } else {
-                    next = Node()
-                    node.children[key] = next
-                }
-                markLeaves(of: child, from: next)
+                markLeaves(of: child, from: node.child(creating: key))
             }
         default: node.mayBeScalar = true
         }
@@ -386,13 +381,7 @@ final class PathIndex {
     private func mark(_ keys: ArraySlice<String>) {
         var current = root
         for key in keys {
-            if let existing = current.children[key] {
-                current = existing
-            } else {
-                let next = Node()
-                current.children[key] = next
-                current = next
-            }
+            current = current.child(creating: key)
         }
         current.mayBeScalar = true
     }
@@ -422,13 +411,7 @@ final class PathIndex {
         var current = root
         current.latestSubtree.raise(origin: origin, sequence: sequence)
         for key in keys {
-            if let existing = current.children[key] {
-                current = existing
-            } else {
-                let next = Node()
-                current.children[key] = next
-                current = next
-            }
+            current = current.child(creating: key)
             current.latestSubtree.raise(origin: origin, sequence: sequence)
         }
         current.latestOwn.raise(origin: origin, sequence: sequence)
