@@ -12,7 +12,7 @@ extension Simulation {
             guard failure == nil else { return }
             switch action {
             case .send(let bytes): transmit(bytes, from: address)
-            case .applyOps(let ops, let peer): applyRemote(ops, from: peer, at: address)
+            case .applyOps(let ops, let peer): applyRemote(ops.ops, from: peer, at: address)
             case .installSnapshot(let snapshot, let peer): install(snapshot, from: peer, at: address)
             case .recordAcknowledgement(let acknowledgement, let peer):
                 recordAcknowledgement(acknowledgement, from: peer, at: address)

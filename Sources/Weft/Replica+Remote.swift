@@ -18,16 +18,27 @@ extension Replica {
     /// - Throws: `WeftError` with code `clockRefused` (drift), `sync` (an op claims the place of
     ///   another op of the same origin), `shutDown`, or the code of a failed commit or load.
     @discardableResult
-    public func applyRemote(_ ops: [Op]) throws -> ApplyReport {
+    public func applyRemote(_ ops: [Op]) throws -> ApplyReport { try applyRemote(ops, encodings: nil) }
+
+    /// Merges ops received with the bytes that encode them (as sync reads them off the wire): the same
+    /// as ``applyRemote(_:)-([Op])``, and the store keeps those bytes instead of encoding each op again.
+    @discardableResult
+    public func applyRemote(_ ops: EncodedOps) throws -> ApplyReport {
+        try applyRemote(ops.ops, encodings: ops.encodings)
+    }
+
+    private func applyRemote(_ ops: [Op], encodings: [ArraySlice<UInt8>]?) throws -> ApplyReport {
         var total = ApplyReport()
         var start = 0
         while start < ops.count {
             let end = min(ops.count, start + options.groupCommitOpsMax)
-            let report = try applyRemoteChunk(ops[start..<end], checkingAll: start == 0 ? ops : [])
+            let report = try applyRemoteChunk(
+                ops[start..<end], encodings: encodings?[start..<end], checkingAll: start == 0 ? ops : [])
             total.changes += report.changes
             total.outcomes.merge(report.outcomes) { $1 }
             total.duplicates += report.duplicates
             total.refused += report.refused
+            total.admitted += report.admitted.map { $0 + start }
             start = end
         }
         return total
@@ -35,15 +46,15 @@ extension Replica {
 
     /// Applies one chunk of at most one group commit of ops. The first chunk checks every op of the
     /// call first, so that a refused call changes nothing.
-    private func applyRemoteChunk(_ chunk: ArraySlice<Op>, checkingAll all: [Op]) throws -> ApplyReport {
+    private func applyRemoteChunk(
+        _ chunk: ArraySlice<Op>, encodings: ArraySlice<ArraySlice<UInt8>>?, checkingAll all: [Op]
+    ) throws -> ApplyReport {
         committer.waitForSpace()
         condition.lock()
         defer { condition.unlock() }
         let engine = try writableEngine()
         try check(all, engine: engine)
         let wall = options.wallClockMillis()
-        var fresh: [Op] = []
-        var seen = Set<Stamp>()
         for op in chunk {
             do {
                 try clock.receive(op.stamp, wallMillis: wall)
@@ -51,18 +62,22 @@ extension Replica {
                 throw WeftError.wrapping(error)
             }
             if op.origin == replicaID { nextSequence = max(nextSequence, op.sequence + 1) }
-            if !engine.contains(op.stamp), seen.insert(op.stamp).inserted { fresh.append(op) }
         }
-        let report = engine.apply(Array(chunk))
+        let ops = Array(chunk)
+        let report = engine.apply(ops)
         var records: [OpRecord] = []
-        records.reserveCapacity(fresh.count)
-        for op in fresh {
-            guard let outcome = report.outcomes[op.stamp] else { continue }  // refused: below the frontier
+        records.reserveCapacity(report.admitted.count)
+        for position in report.admitted {
+            let op = ops[position]
             var status: OpStatus?
             if op.origin == replicaID {
-                if case .rejected = outcome { status = .rejected } else { status = .durable }
+                if case .rejected = report.outcomes[op.stamp] { status = .rejected } else { status = .durable }
             }
-            records.append(OpRecord(op, status: status))
+            if let encodings {
+                records.append(OpRecord(op, encoded: Array(encodings[encodings.startIndex + position]), status: status))
+            } else {
+                records.append(OpRecord(op, status: status))
+            }
         }
         record(report, records: records, isLocalPending: false, engine: engine)
         return report

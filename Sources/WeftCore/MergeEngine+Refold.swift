@@ -56,7 +56,8 @@ extension MergeEngine {
             let spansOut: Bool
             switch op.kind {
             case .set, .increment, .transaction, .call: spansOut = !inside(op.path)
-            case .merge, .batch: spansOut = op.anchors.contains { !inside($0) }
+            case .merge, .batch:
+                spansOut = op.containsAnchor { head, tail in !roots.contains { $0.isAncestorOrSelf(ofJoined: head, tail) } }
             }
             let outcome: Outcome
             if spansOut, case .rejected(let reason) = previous, let failing = reason.path, !inside(failing) {
@@ -165,16 +166,16 @@ extension MergeEngine {
     /// is known without replaying anything older.
     func checkpoint(at root: Path, before stamp: Stamp, after floor: Stamp? = nil) -> (stamp: Stamp, value: Value)? {
         guard let node = index.node(at: root.keys[...]) else { return nil }
-        var position = node.ownIndex(after: stamp) - 1
-        while position >= 0 {
-            let candidate = node.own[position]
-            if let floor, candidate.stamp <= floor { return nil }
+        var found: (stamp: Stamp, value: Value)?
+        node.own.reverseForEach(through: stamp) { candidate in
+            if let floor, candidate.stamp <= floor { return false }
             if candidate.stamp < stamp, let op = logged(candidate), case .set(let value) = op.kind {
-                return (candidate.stamp, value)
+                found = (candidate.stamp, value)
+                return false
             }
-            position -= 1
+            return true
         }
-        return nil
+        return found
     }
 
     /// The root of the region an op at `anchor` stamped `stamp` can affect: the highest ancestor-or-self
@@ -295,8 +296,7 @@ extension MergeEngine {
             var current: PathIndex.Node? = index.root
             for key in region.root.keys {
                 guard let node = current else { break }
-                let from = start.map { node.ownIndex(after: $0) } ?? 0
-                above += node.own[from...]
+                node.own.forEach(after: start) { above.append($0) }
                 current = node.children[key]
             }
             if let node = current { forEachStamp(below: node, after: start) { inside.append($0) } }
@@ -323,8 +323,7 @@ extension MergeEngine {
         var stack = [node]
         while let current = stack.popLast() {
             if let start, current.subtreeMax.map({ $0 <= start }) ?? true { continue }
-            let from = start.map { current.ownIndex(after: $0) } ?? 0
-            for anchored in current.own[from...] { body(anchored) }
+            current.own.forEach(after: start, body)
             stack.append(contentsOf: current.children.values)
         }
     }

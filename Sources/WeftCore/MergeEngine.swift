@@ -163,9 +163,18 @@ public final class MergeEngine {
 
     func apply(_ ops: [Op], alreadyCounted: Bool) -> ApplyReport {
         var report = ApplyReport()
-        let sorted = ops.count > 1 ? ops.sorted { $0.stamp < $1.stamp } : ops
+        report.outcomes.reserveCapacity(ops.count)
+        // Positions in stamp order: sorting positions moves no op (an op copy retains its path and
+        // value), and a batch that arrives sorted, as an origin's ops do, is not sorted again.
+        let order: [Int]
+        if ops.indices.dropFirst().allSatisfy({ ops[$0 - 1].stamp < ops[$0].stamp }) {
+            order = Array(ops.indices)
+        } else {
+            order = ops.indices.sorted { ops[$0].stamp < ops[$1].stamp }
+        }
         var pending: [PendingRefold] = []
-        for op in sorted {
+        for position in order {
+            let op = ops[position]
             let admission: Admission
             if alreadyCounted {
                 admission = frontier.map { op.stamp <= $0 } ?? false ? .refused : .added
@@ -180,7 +189,7 @@ public final class MergeEngine {
                 report.refused.append(op.stamp)
                 continue
             case .added:
-                break
+                if !alreadyCounted { report.admitted.append(position) }
             }
             if !pending.isEmpty, joinPending(op, &pending, report: &report) { continue }
             applyNew(op, pending: &pending, report: &report)
@@ -466,6 +475,9 @@ public struct ApplyReport: Sendable {
     /// Ops refused: at or below the compaction frontier, or stamped out of their origin's sequence
     /// order (a broken or forged log).
     public var refused: [Stamp] = []
+    /// Positions, in the array given to ``MergeEngine/apply(_:)``, of the ops that were new (neither
+    /// known nor refused), in stamp order: the ops a replica stores.
+    public var admitted: [Int] = []
 
     public init() {}
 }

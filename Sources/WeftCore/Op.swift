@@ -48,6 +48,24 @@ public struct Op: Sendable, Hashable {
         }
     }
 
+    /// True when some anchor satisfies `predicate`, which gets each anchor's keys in two parts (a merge
+    /// child's anchor is its merge's path, then the child's relative path), so that no anchor is built.
+    public func containsAnchor(where predicate: (_ head: [String], _ tail: [String]) -> Bool) -> Bool {
+        switch kind {
+        case .merge(let children):
+            return children.contains { predicate(path.keys, $0.relative.keys) }
+        case .batch(let writes):
+            return writes.contains { write in
+                if case .merge(let base, let children) = write {
+                    return children.contains { predicate(base.keys, $0.relative.keys) }
+                }
+                return predicate(write.path.keys, [])
+            }
+        default:
+            return predicate(path.keys, [])
+        }
+    }
+
     /// True for the kinds whose result depends on the state they meet (increment, transaction, call,
     /// and batches holding an increment). Sets and merges are blind writes.
     public var readsState: Bool {

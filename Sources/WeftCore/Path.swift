@@ -90,6 +90,16 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
         keys.count <= other.keys.count && other.keys[..<keys.count].elementsEqual(keys)
     }
 
+    /// True when this path is an ancestor-or-self of the path whose keys are `head` then `tail` (a merge
+    /// child's node: its merge's path, then the child's relative path), without joining them.
+    public func isAncestorOrSelf(ofJoined head: [String], _ tail: [String]) -> Bool {
+        guard keys.count <= head.count + tail.count else { return false }
+        for (depth, key) in keys.enumerated() where key != (depth < head.count ? head[depth] : tail[depth - head.count]) {
+            return false
+        }
+        return true
+    }
+
     /// True when one path is an ancestor-or-self of the other: their subtrees overlap.
     public func isRelated(to other: Path) -> Bool { isAncestorOrSelf(of: other) || other.isAncestorOrSelf(of: self) }
 

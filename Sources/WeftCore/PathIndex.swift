@@ -27,47 +27,51 @@ final class PathIndex {
         var values: Dictionary<Name, Node>.Values { table.values }
     }
 
+    /// A node of the trie. Its summaries are read and raised on every level every op walks through, so
+    /// they skip the runtime's exclusivity bookkeeping: the index is driven by one owner, and no
+    /// access to a summary overlaps another.
     final class Node {
-        var children = Children()
+        @exclusivity(unchecked) var children = Children()
         /// Ops anchored exactly here, ascending by stamp.
-        var own: [Anchored] = []
+        @exclusivity(unchecked) private(set) var own = AnchorList()
+        /// The last stamp of ``own``, held in the node: every op walking through reads it, and the
+        /// array's buffer is another cache miss.
+        @exclusivity(unchecked) private(set) var ownMax: Stamp?
         /// Greatest stamp of an op anchored here that is not an increment.
-        var ownNonIncrementMax: Stamp?
+        @exclusivity(unchecked) var ownNonIncrementMax: Stamp?
         /// Greatest stamp anchored here or below.
-        var subtreeMax: Stamp?
+        @exclusivity(unchecked) var subtreeMax: Stamp?
         /// Greatest stamp anchored strictly below.
-        var descendantMax: Stamp?
+        @exclusivity(unchecked) var descendantMax: Stamp?
         /// Greatest stamp of a transaction anchored here or below (its validity depends on what it saw).
-        var subtreeTransactionMax: Stamp?
+        @exclusivity(unchecked) var subtreeTransactionMax: Stamp?
         /// Sum of the magnitudes of integer increments anchored here: a bound on how far any prefix of
         /// them can move the counter (used to prove that no prefix overflows).
-        var incrementMagnitude: UInt64 = 0
+        @exclusivity(unchecked) var incrementMagnitude: UInt64 = 0
         /// Highest sequence per origin of ops anchored here.
-        var latestOwn = OriginSequences()
+        @exclusivity(unchecked) var latestOwn = OriginSequences()
         /// Highest sequence per origin of ops anchored here or below.
-        var latestSubtree = OriginSequences()
+        @exclusivity(unchecked) var latestSubtree = OriginSequences()
         /// Some op may have put a scalar exactly here (so the node's kind depends on op order).
-        var mayBeScalar = false
+        @exclusivity(unchecked) var mayBeScalar = false
         /// Number of call ops anchored here.
-        var callCount = 0
+        @exclusivity(unchecked) var callCount = 0
         /// Batches with several anchors that are rejected because of their part at this node.
         var failingBatches: [Stamp] = []
         /// Values of this node's subtree right after the op with each stamp, ascending, kept by re-folds
         /// so that the next re-fold here starts close to its op instead of at the base. Every op that
         /// walks through this node drops those at or after its stamp.
-        var snapshots: [(stamp: Stamp, value: Value)] = []
+        @exclusivity(unchecked) var snapshots: [(stamp: Stamp, value: Value)] = []
         /// The arrival count when ``snapshots`` were last known valid.
-        var snapshotsTakenAt: UInt64 = 0
+        @exclusivity(unchecked) var snapshotsTakenAt: UInt64 = 0
         /// The arrival count of the latest op anchored here or re-folded from here: it may have changed
         /// the subtree below at any stamp, so snapshots below taken before it are stale.
-        var lastArrival: UInt64 = 0
+        @exclusivity(unchecked) var lastArrival: UInt64 = 0
 
         /// Drops the snapshots at or after `stamp`.
         @inline(__always) func trimSnapshots(from stamp: Stamp) {
             while let last = snapshots.last, last.stamp >= stamp { snapshots.removeLast() }
         }
-
-        var ownMax: Stamp? { own.last?.stamp }
 
         /// The child under `key`, made when missing.
         func child(creating key: String) -> Node {
@@ -87,35 +91,17 @@ final class PathIndex {
         }
 
         /// The first own op stamped after `stamp`.
-        func ownFirst(after stamp: Stamp) -> Anchored? {
-            let index = ownIndex(after: stamp)
-            return index < own.count ? own[index] : nil
-        }
-
-        /// Position of the first own stamp greater than `stamp` (`own.count` when none).
-        func ownIndex(after stamp: Stamp) -> Int {
-            var low = 0
-            var high = own.count
-            while low < high {
-                let mid = (low + high) / 2
-                if own[mid].stamp <= stamp { low = mid + 1 } else { high = mid }
-            }
-            return low
-        }
+        func ownFirst(after stamp: Stamp) -> Anchored? { own.first(after: stamp) }
 
         func insertOwn(_ anchored: Anchored) {
-            let stamp = anchored.stamp
-            if let last = own.last, last.stamp > stamp {
-                var low = 0
-                var high = own.count
-                while low < high {
-                    let mid = (low + high) / 2
-                    if own[mid].stamp < stamp { low = mid + 1 } else { high = mid }
-                }
-                own.insert(anchored, at: low)
-            } else {
-                own.append(anchored)
-            }
+            own.insert(anchored)
+            if ownMax.map({ $0 < anchored.stamp }) ?? true { ownMax = anchored.stamp }
+        }
+
+        /// Drops the own ops stamped at or below `frontier` (compacted).
+        func removeOwn(through frontier: Stamp) {
+            own.removeThrough(frontier)
+            ownMax = own.last?.stamp
         }
     }
 
@@ -131,29 +117,32 @@ final class PathIndex {
         var sequence: UInt64
     }
 
-    /// The highest sequence per origin of the ops a node summarizes. The first origin is held inline:
-    /// most nodes see one or two origins, and an inline entry spares a heap object, and a cache miss,
-    /// on every level an op walks through.
+    /// The highest sequence per origin of the ops a node summarizes. The origin raised last is held
+    /// inline: most nodes see one or two origins, ops come in runs of one origin, and an inline entry
+    /// spares a heap object, and a cache miss, on every level an op walks through.
     struct OriginSequences {
         private var first: OriginSequence?
         private var rest: [OriginSequence] = []
 
         /// Records that `origin` reached `sequence` here.
         @inline(__always) mutating func raise(origin: ReplicaID, sequence: UInt64) {
-            if let head = first {
-                if head.origin == origin {
-                    if head.sequence < sequence { first = OriginSequence(origin: origin, sequence: sequence) }
-                    return
-                }
-            } else {
+            guard let head = first else {
                 first = OriginSequence(origin: origin, sequence: sequence)
                 return
             }
-            for i in rest.indices where rest[i].origin == origin {
-                if rest[i].sequence < sequence { rest[i].sequence = sequence }
+            if head.origin == origin {
+                if head.sequence < sequence { first = OriginSequence(origin: origin, sequence: sequence) }
                 return
             }
-            rest.append(OriginSequence(origin: origin, sequence: sequence))
+            // The origin found moves to the inline place: ops come in runs of one origin (sync sends
+            // an origin's ops in sequence order), and the rest of a run then stays off the heap.
+            for i in rest.indices where rest[i].origin == origin {
+                first = OriginSequence(origin: origin, sequence: max(rest[i].sequence, sequence))
+                rest[i] = head
+                return
+            }
+            first = OriginSequence(origin: origin, sequence: sequence)
+            rest.append(head)
         }
 
         /// True when `read` holds every origin's sequence.
@@ -307,9 +296,10 @@ final class PathIndex {
     private func record(
         _ op: Op, at keys: [String], stamp: Stamp, reads: Bool, read: VersionVector?, probe: inout Probe
     ) -> Node {
-        var current = root
+        // The trie owns its nodes and nothing is removed during the walk: no retain per level.
+        unowned(unsafe) var current = root
         for key in keys {
-            if let ownMax = current.own.last, ownMax.stamp > stamp { probe.laterAbove = true }
+            if let ownMax = current.ownMax, ownMax > stamp { probe.laterAbove = true }
             if current.mayBeScalar || current.callCount > 0 { probe.scalarAbove = true }
             if let read, probe.covered, !current.latestOwn.isCovered(by: read) { probe.covered = false }
             if !current.snapshots.isEmpty { current.trimSnapshots(from: stamp) }
@@ -428,6 +418,6 @@ final class PathIndex {
                 if case .call = op.kind { node.callCount -= 1 }
             }
         }
-        for node in nodes.values { node.own.removeFirst(node.ownIndex(after: frontier)) }
+        for node in nodes.values { node.removeOwn(through: frontier) }
     }
 }

@@ -154,8 +154,8 @@ public enum Message: Sendable, Hashable {
     case authResponse(AuthProof)
     /// The acceptor accepts the initiator and proves it holds the token too.
     case welcome(AuthProof)
-    /// Ops the receiver lacks, per origin in sequence order.
-    case ops([Op])
+    /// Ops the receiver lacks, per origin in sequence order (with the bytes each came in).
+    case ops(EncodedOps)
     /// What the receiver now has.
     case ack(Acknowledgement)
     /// A snapshot follows.

@@ -47,7 +47,7 @@ public enum MessageCodec {
         case .authResponse(let proof), .welcome(let proof): writer.write(raw: proof.bytes)
         case .ops(let ops):
             precondition(!ops.isEmpty, "an ops message carries at least one op")
-            for op in ops { OpCodec.write(op, to: &writer) }
+            for encoding in ops.encodings { writer.write(raw: encoding) }
         case .ack(let ack):
             OpCodec.write(ack.versionVector, to: &writer)
             OpCodec.write(ack.stableFrontier, to: &writer)
@@ -207,18 +207,10 @@ public enum MessageCodec {
         }
     }
 
-    static func readOps(from reader: inout ByteReader) throws(SyncError) -> [Op] {
+    /// The ops of an ops message, each with the bytes it came in (the store keeps them).
+    static func readOps(from reader: inout ByteReader) throws(SyncError) -> EncodedOps {
         guard !reader.isAtEnd else { throw SyncError(.malformedFrame, "an ops message carries no op") }
-        return try decoding("op") {
-            var ops: [Op] = []
-            while !reader.isAtEnd {
-                guard ops.count < SyncLimits.batchOpsMax else {
-                    throw SyncError(.malformedFrame, "an ops message carries more than \(SyncLimits.batchOpsMax) ops")
-                }
-                ops.append(try OpCodec.read(from: &reader))
-            }
-            return ops
-        }
+        return try decoding("op") { try EncodedOps.read(from: &reader, countMax: SyncLimits.batchOpsMax) }
     }
 
     static func readCode(from reader: inout ByteReader) throws -> SyncErrorCode {

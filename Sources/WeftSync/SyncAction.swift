@@ -69,7 +69,8 @@ public enum SyncAction: Sendable, Hashable {
     /// vector when they arrived). Check their stamps with ``HybridClock/receive(_:wallMillis:)``;
     /// on drift call ``SyncSession/onClose(error:now:)`` with ``SyncErrorCode/clockDrift``. Once
     /// merged (and durable), call ``SyncSession/onLocalOpsAppended(source:now:)`` so the session acks.
-    case applyOps([Op], from: ReplicaID)
+    /// Each op comes with the bytes it arrived in, which a store can keep as they are.
+    case applyOps(EncodedOps, from: ReplicaID)
     /// Replace the base state with this snapshot (keeping local ops above its frontier), then call
     /// ``SyncSession/onLocalOpsAppended(source:now:)``. The tail of the log follows as ops.
     case installSnapshot(SyncSnapshot, from: ReplicaID)

@@ -6,7 +6,7 @@ import WeftCore
 // handed to the owner), and snapshots (assembled, checked against their digest, then handed over).
 extension SyncLink {
     mutating func receiveOps(
-        _ ops: [Op], frameBytes: Int, source: some OpSource, outbox: inout Outbox
+        _ ops: EncodedOps, frameBytes: Int, source: some OpSource, outbox: inout Outbox
     ) throws(SyncError) {
         try requireReplication(.ops)
         guard inbound.snapshot == nil else {
@@ -21,7 +21,7 @@ extension SyncLink {
         }
         let local = source.versionVector
         var highest: [ReplicaID: UInt64] = [:]
-        var fresh: [Op] = []
+        var fresh: [Int] = []
         fresh.reserveCapacity(ops.count)
         if !writesEverywhere {
             for op in ops {
@@ -31,7 +31,7 @@ extension SyncLink {
                 }
             }
         }
-        for op in ops {
+        for (position, op) in ops.enumerated() {
             let origin = op.origin
             let bound = inbound.bound[origin]
             guard op.sequence <= bound + 1 else {
@@ -42,11 +42,15 @@ extension SyncLink {
             // The peer sends only ops of its gap-free log: it holds every op of the origin up to this one.
             outbound.cursor.advance(origin: origin, to: op.sequence)
             highest[origin] = max(highest[origin] ?? 0, op.sequence)
-            if op.sequence > local[origin] { fresh.append(op) }
+            if op.sequence > local[origin] { fresh.append(position) }
         }
         let marks = highest.map { WindowLedger.Mark(origin: $0.key, sequence: $0.value) }
         inbound.ledger.add(.ops(marks), bytes: frameBytes)
-        if !fresh.isEmpty { outbox.append(.applyOps(fresh, from: peer.replica)) }
+        if fresh.count == ops.count {
+            outbox.append(.applyOps(ops, from: peer.replica))
+        } else if !fresh.isEmpty {
+            outbox.append(.applyOps(ops.subset(fresh), from: peer.replica))
+        }
     }
 
     mutating func receiveSnapshotBegin(_ begin: SnapshotBegin) throws(SyncError) {

@@ -21,7 +21,7 @@ import Testing
             index.insert(try op(alice, at: millis, sequence: millis, "/a", .set(.int(1))))
         }
         let node = try #require(index.node(at: ["a"]))
-        #expect(node.own.map(\.stamp.millis) == [1, 3, 5, 7, 9])
+        #expect(node.own.all.map(\.stamp.millis) == [1, 3, 5, 7, 9])
         #expect(node.ownMax == stamp(9, alice))
         #expect(node.ownFirst(after: stamp(3, alice))?.stamp == stamp(5, alice))
         #expect(node.ownFirst(after: stamp(0, alice))?.stamp == stamp(1, alice))
@@ -86,6 +86,6 @@ import Testing
         #expect(node.callCount == 1)
         index.removeCompacted([call], upTo: call.stamp)
         #expect(node.callCount == 0)
-        #expect(node.own.map(\.stamp) == [set.stamp])
+        #expect(node.own.all.map(\.stamp) == [set.stamp])
     }
 }

@@ -67,7 +67,7 @@ enum Samples {
             .hello(Hello(replica: bob, role: .client, name: "", nonce: nonce, versionVector: VersionVector())),
             .authResponse(proof),
             .welcome(proof),
-            .ops(ops),
+            .ops(EncodedOps(ops)),
             .ack(Acknowledgement(versionVector: vector, stableFrontier: VersionVector([alice: 2]))),
             .ack(Acknowledgement(versionVector: VersionVector())),
             .snapshotBegin(SnapshotBegin(frontier: vector, entryCount: 3, byteCount: 120)),

@@ -85,7 +85,7 @@ import WeftCore
         var last: [SyncAction] = []
         for start in stride(from: 0, to: 200, by: 10) {
             let ops = source.ops(from: Harness.replica(0), after: UInt64(start), limit: 10, bytesMax: .max)
-            last = pair.acceptor.onBytesReceived(MessageCodec.encode(.ops(ops)), source: pair.acceptorLog, now: 1)
+            last = pair.acceptor.onBytesReceived(MessageCodec.encode(.ops(EncodedOps(ops))), source: pair.acceptorLog, now: 1)
             if pair.acceptor.phase == .closed { break }
         }
         #expect(pair.acceptor.closeError?.code == .limitExceeded)
@@ -97,7 +97,7 @@ import WeftCore
         var pair = ConnectedPair()
         _ = pair.handshake()
         let ops = source.ops(from: Harness.replica(0), after: 5, limit: 3, bytesMax: .max)
-        let actions = pair.acceptor.onBytesReceived(MessageCodec.encode(.ops(ops)), source: pair.acceptorLog, now: 1)
+        let actions = pair.acceptor.onBytesReceived(MessageCodec.encode(.ops(EncodedOps(ops))), source: pair.acceptorLog, now: 1)
         #expect(actions.errorSent?.code == .protocolViolation)
         #expect(actions.errorSent?.message.contains("after a gap") == true)
         #expect(actions.opsToApply.isEmpty)
@@ -111,7 +111,7 @@ import WeftCore
         _ = pair.handshake()
         pair.acceptorLog = acceptorLog
         let ops = source.ops(from: Harness.replica(0), after: 0, limit: 10, bytesMax: .max)
-        let actions = pair.acceptor.onBytesReceived(MessageCodec.encode(.ops(ops)), source: pair.acceptorLog, now: 1)
+        let actions = pair.acceptor.onBytesReceived(MessageCodec.encode(.ops(EncodedOps(ops))), source: pair.acceptorLog, now: 1)
         #expect(actions.opsToApply.isEmpty)
         #expect(actions.messagesSent.map(\.type) == [.ack])
     }

@@ -62,7 +62,7 @@ import WeftCore
         }
         harness.run()
         let batches = harness.endpoints[0].messagesSent.compactMap { message -> [Op]? in
-            if case .ops(let ops) = message { return ops }
+            if case .ops(let ops) = message { return ops.ops }
             return nil
         }
         #expect(batches.count > 1)

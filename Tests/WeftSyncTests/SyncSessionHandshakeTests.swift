@@ -116,7 +116,7 @@ import WeftCore
     @Test func opsBeforeTheHelloAreAnUnexpectedMessage() {
         var (acceptor, _) = startedSession(node: 1, side: .acceptor)
         let actions = acceptor.onBytesReceived(
-            MessageCodec.encode(.ops(Samples.ops)), source: EmptyOpSource(), now: 1000)
+            MessageCodec.encode(.ops(EncodedOps(Samples.ops))), source: EmptyOpSource(), now: 1000)
         #expect(actions.errorSent?.code == .unexpectedMessage)
         #expect(actions.errorSent?.message == "a ops message is not expected while waiting for a hello")
         #expect(actions.opsToApply.isEmpty)

@@ -53,7 +53,7 @@ struct EngineLine {
             switch action {
             case .send(let bytes): endpoints[endpoint ^ 1].inbox += bytes
             case .applyOps(let ops, _):
-                engines[endpoints[endpoint].replica].apply(ops)
+                engines[endpoints[endpoint].replica].apply(ops.ops)
                 logGrew(replica: endpoints[endpoint].replica)
             case .close(let error): Issue.record("a session closed: \(String(describing: error))")
             default: break

@@ -167,7 +167,7 @@ extension SyncDriver {
         }
     }
 
-    private func apply(_ ops: [Op], from peer: ReplicaID, on channel: _SyncChannel) {
+    private func apply(_ ops: EncodedOps, from peer: ReplicaID, on channel: _SyncChannel) {
         guard !channel.isClosed else { return }
         do {
             try target.applyRemote(ops)

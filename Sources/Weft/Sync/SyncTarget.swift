@@ -11,7 +11,7 @@ import WeftSync
 /// final class EngineTarget: SyncTarget {
 ///     var durableVersionVector: VersionVector { lock.withLock { engine.versionVector } }
 ///     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) throws -> [Op] { … }
-///     func applyRemote(_ ops: [Op]) throws -> ApplyReport { … ; notify() }
+///     func applyRemote(_ ops: EncodedOps) throws -> ApplyReport { … ; notify() }
 ///     func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void) { listeners.append(listener) }
 /// }
 /// ```
@@ -29,7 +29,7 @@ protocol SyncTarget: AnyObject, Sendable {
     /// - Throws: `WeftError` with code `clockRefused` for a stamp too far ahead, or any storage error; the
     ///   session the ops came from closes with an error frame.
     @discardableResult
-    func applyRemote(_ ops: [Op]) throws -> ApplyReport
+    func applyRemote(_ ops: EncodedOps) throws -> ApplyReport
 
     /// Registers `listener`, called (on any thread) each time the durable log grew: local writes and merged
     /// ops, once durable.

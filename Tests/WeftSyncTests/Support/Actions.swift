@@ -32,7 +32,7 @@ extension Array where Element == SyncAction {
 
     var opsToApply: [Op] {
         flatMap { action -> [Op] in
-            if case .applyOps(let ops, _) = action { return ops }
+            if case .applyOps(let ops, _) = action { return ops.ops }
             return []
         }
     }

@@ -94,7 +94,7 @@ struct Harness {
             if !endpoints[peer(of: endpoint)].isClosed { endpoints[peer(of: endpoint)].inbox += bytes }
         case .applyOps(let ops, let from):
             #expect(from == Harness.replica(endpoints[peer(of: endpoint)].node))
-            logs[node].apply(ops)
+            logs[node].apply(ops.ops)
             logGrew(node: node)
         case .installSnapshot(let snapshot, _):
             logs[node].install(snapshot)
@@ -204,7 +204,7 @@ struct Harness {
 
     func opsSent(by endpoint: Int) -> [Op] {
         endpoints[endpoint].messagesSent.flatMap { message -> [Op] in
-            if case .ops(let ops) = message { return ops }
+            if case .ops(let ops) = message { return ops.ops }
             return []
         }
     }

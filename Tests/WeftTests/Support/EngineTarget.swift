@@ -37,12 +37,12 @@ final class EngineTarget: SyncTarget, @unchecked Sendable {
         lock.withLock { engine.ops(from: origin, after: sequence, limit: limit) }
     }
 
-    func applyRemote(_ ops: [Op]) throws -> ApplyReport {
+    func applyRemote(_ ops: EncodedOps) throws -> ApplyReport {
         let delay = lock.withLock { applyDelayMilliseconds }
         if delay > 0 { usleep(delay * 1_000) }
         let report = try lock.withLock {
             for op in ops { try clock.receive(op.stamp, wallMillis: wallMillis) }
-            let report = engine.apply(ops)
+            let report = engine.apply(ops.ops)
             remoteBatchesApplied += 1
             return report
         }
