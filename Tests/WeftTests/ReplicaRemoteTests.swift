@@ -81,6 +81,37 @@ import WeftStore
         await fixture.finish()
     }
 
+    /// Ops read off the wire keep their bytes: the store holds exactly what arrived, the report names
+    /// the new ones by position, and a repeat or a duplicate in the same call is stored once.
+    @Test(arguments: ReplicaKind.allCases)
+    func receivedBytesAreStoredAsTheyArrived(kind: ReplicaKind) async throws {
+        let fixture = try ReplicaFixture(kind)
+        let replica = fixture.replica
+        let now = fixture.clock.now
+        let first = Sample.remote(5, sequence: 1, millis: now - 30, path: "/a", .set(.string("é")))
+        let second = Sample.remote(5, sequence: 2, millis: now - 20, path: "/b", .merge([
+            MergeChild(relative: Sample.path("/x"), value: .int(1))
+        ]))
+        let third = Sample.remote(6, sequence: 1, millis: now - 25, path: "/c", .increment(by: .int(2), from: .int(0)))
+        try replica.applyRemote([first])
+        var writer = ByteWriter()
+        for op in [third, first, second, third] { OpCodec.write(op, to: &writer) }
+        var reader = ByteReader(writer.bytes)
+        let received = try EncodedOps.read(from: &reader, countMax: 10)
+        #expect(received.ops == [third, first, second, third])
+        #expect(received.encodings.map(Array.init) == received.ops.map(OpCodec.encode))
+
+        let report = try replica.applyRemote(received)
+        #expect(report.admitted == [0, 2])
+        #expect(report.duplicates == 2)
+        try await replica.flush()
+        await replica.shutdown()
+        let store = try fixture.openStore()
+        #expect(try store.allOps().map(\.op).sorted { $0.stamp < $1.stamp } == [first, third, second])
+        try store.close()
+        await fixture.finish()
+    }
+
     @Test(arguments: ReplicaKind.allCases)
     func theLogGivesOurOpsOnlyOnceTheyAreDurable(kind: ReplicaKind) async throws {
         let fixture = try ReplicaFixture(kind)
