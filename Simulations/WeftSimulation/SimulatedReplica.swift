@@ -97,13 +97,9 @@ final class SimulatedReplica {
         for op in ops {
             do { try clock.check(op.stamp, wallMillis: wall) } catch { return nil }
         }
-        var seen = Set<Stamp>()
-        var fresh: [Op] = []
-        for op in ops {
-            try? clock.receive(op.stamp, wallMillis: wall)
-            if !engine.contains(op.stamp), seen.insert(op.stamp).inserted { fresh.append(op) }
-        }
+        for op in ops { try? clock.receive(op.stamp, wallMillis: wall) }
         let report = engine.apply(ops)
+        let fresh = report.admitted.map { ops[$0] }
         if !fresh.isEmpty { try commit(fresh, changes: report.changes) }
         return (fresh, report)
     }

@@ -1,13 +1,16 @@
 extension PathIndex {
     /// The ops anchored at one node, ascending by stamp, held in short chunks.
     ///
-    /// Ops mostly arrive in stamp order and append to the last chunk. A late op goes into the middle:
-    /// a hot counter holds thousands of increments, and inserting into one array moved half of it for
-    /// every late increment; a chunk moves at most ``chunkMax`` × 2 entries.
+    /// Ops mostly arrive in stamp order and append. A late op goes into the middle: a hot counter holds
+    /// thousands of increments, and inserting into one array moved half of it for every late increment;
+    /// a chunk moves at most ``chunkMax`` × 2 entries. A short list stays one array.
     struct AnchorList {
         /// Entries a chunk takes by appending; a chunk that grows past twice this by insertions splits.
         static let chunkMax = 64
 
+        /// The entries while there are at most twice ``chunkMax`` of them (most nodes hold a handful:
+        /// one array, one allocation); empty once ``chunks`` hold them.
+        private var flat: [Anchored] = []
         /// Non-empty chunks, each ascending, every entry of a chunk before every entry of the next.
         private var chunks: [[Anchored]] = []
         /// Number of entries.
@@ -16,84 +19,103 @@ extension PathIndex {
         var isEmpty: Bool { count == 0 }
 
         /// The greatest entry.
-        var last: Anchored? { chunks.last?.last }
+        var last: Anchored? { chunks.isEmpty ? flat.last : chunks.last?.last }
 
         /// Every entry, ascending.
-        var all: [Anchored] { chunks.flatMap { $0 } }
+        var all: [Anchored] { chunks.isEmpty ? flat : chunks.flatMap { $0 } }
+
+        private var chunkCount: Int { chunks.isEmpty ? (flat.isEmpty ? 0 : 1) : chunks.count }
+
+        private func chunk(_ position: Int) -> [Anchored] { chunks.isEmpty ? flat : chunks[position] }
 
         /// Inserts an entry at its place in stamp order.
         mutating func insert(_ anchored: Anchored) {
             count += 1
             let stamp = anchored.stamp
-            guard let lastChunk = chunks.indices.last, let tail = chunks[lastChunk].last, tail.stamp > stamp else {
-                if let lastChunk = chunks.indices.last, chunks[lastChunk].count < Self.chunkMax {
-                    chunks[lastChunk].append(anchored)
+            if chunks.isEmpty {
+                if let tail = flat.last, tail.stamp > stamp {
+                    flat.insert(anchored, at: Self.index(in: flat, firstAtOrAbove: stamp))
                 } else {
-                    var chunk: [Anchored] = []
-                    chunk.reserveCapacity(Self.chunkMax)
-                    chunk.append(anchored)
-                    chunks.append(chunk)
+                    flat.append(anchored)
+                }
+                if flat.count > 2 * Self.chunkMax {
+                    chunks = stride(from: 0, to: flat.count, by: Self.chunkMax).map {
+                        Array(flat[$0..<min($0 + Self.chunkMax, flat.count)])
+                    }
+                    flat = []
                 }
                 return
             }
-            let chunk = chunkIndex(firstAbove: stamp, upTo: lastChunk)
-            let position = Self.index(in: chunks[chunk], firstAtOrAbove: stamp)
-            chunks[chunk].insert(anchored, at: position)
-            if chunks[chunk].count > 2 * Self.chunkMax {
-                let upper = Array(chunks[chunk][Self.chunkMax...])
-                chunks[chunk].removeLast(chunks[chunk].count - Self.chunkMax)
-                chunks.insert(upper, at: chunk + 1)
+            let lastChunk = chunks.count - 1
+            guard let tail = chunks[lastChunk].last, tail.stamp > stamp else {
+                if chunks[lastChunk].count < Self.chunkMax {
+                    chunks[lastChunk].append(anchored)
+                } else {
+                    chunks.append([anchored])
+                }
+                return
+            }
+            let target = chunkIndex(firstAbove: stamp, upTo: lastChunk)
+            chunks[target].insert(anchored, at: Self.index(in: chunks[target], firstAtOrAbove: stamp))
+            if chunks[target].count > 2 * Self.chunkMax {
+                let upper = Array(chunks[target][Self.chunkMax...])
+                chunks[target].removeLast(chunks[target].count - Self.chunkMax)
+                chunks.insert(upper, at: target + 1)
             }
         }
 
         /// The first entry stamped after `stamp`.
         func first(after stamp: Stamp) -> Anchored? {
-            guard let lastChunk = chunks.indices.last, let tail = chunks[lastChunk].last, tail.stamp > stamp else {
-                return nil
-            }
-            let chunk = chunks[chunkIndex(firstAbove: stamp, upTo: lastChunk)]
-            return chunk[Self.index(in: chunk, firstAbove: stamp)]
+            guard let tail = last, tail.stamp > stamp else { return nil }
+            let found = chunk(chunkIndex(firstAbove: stamp, upTo: chunkCount - 1))
+            return found[Self.index(in: found, firstAbove: stamp)]
         }
 
         /// Calls `body` with every entry stamped after `stamp` (every entry when nil), ascending.
         func forEach(after stamp: Stamp?, _ body: (Anchored) -> Void) {
-            guard let lastChunk = chunks.indices.last else { return }
-            var chunk = 0
+            guard let tail = last else { return }
+            var start = 0
             var position = 0
             if let stamp {
-                guard let tail = chunks[lastChunk].last, tail.stamp > stamp else { return }
-                chunk = chunkIndex(firstAbove: stamp, upTo: lastChunk)
-                position = Self.index(in: chunks[chunk], firstAbove: stamp)
+                guard tail.stamp > stamp else { return }
+                start = chunkIndex(firstAbove: stamp, upTo: chunkCount - 1)
+                position = Self.index(in: chunk(start), firstAbove: stamp)
             }
-            for entry in chunks[chunk][position...] { body(entry) }
-            for later in chunks[(chunk + 1)...] {
-                for entry in later { body(entry) }
+            for entry in chunk(start)[position...] { body(entry) }
+            for later in (start + 1)..<chunkCount {
+                for entry in chunks[later] { body(entry) }
             }
         }
 
         /// Calls `body` with the entries stamped at or before `stamp`, descending, until it returns false.
         func reverseForEach(through stamp: Stamp, _ body: (Anchored) -> Bool) {
-            guard let lastChunk = chunks.indices.last else { return }
-            var chunk = lastChunk
-            var position = chunks[lastChunk].count
-            if let tail = chunks[lastChunk].last, tail.stamp > stamp {
-                chunk = chunkIndex(firstAbove: stamp, upTo: lastChunk)
-                position = Self.index(in: chunks[chunk], firstAbove: stamp)
+            guard let tail = last else { return }
+            var current = chunkCount - 1
+            var end = chunk(current).count
+            if tail.stamp > stamp {
+                current = chunkIndex(firstAbove: stamp, upTo: current)
+                end = Self.index(in: chunk(current), firstAbove: stamp)
             }
             while true {
-                for entry in chunks[chunk][..<position].reversed() where !body(entry) { return }
-                guard chunk > 0 else { return }
-                chunk -= 1
-                position = chunks[chunk].count
+                for entry in chunk(current)[..<end].reversed() where !body(entry) { return }
+                guard current > 0 else { return }
+                current -= 1
+                end = chunk(current).count
             }
         }
 
         func allSatisfy(_ predicate: (Anchored) -> Bool) -> Bool {
-            chunks.allSatisfy { $0.allSatisfy(predicate) }
+            chunks.isEmpty ? flat.allSatisfy(predicate) : chunks.allSatisfy { $0.allSatisfy(predicate) }
         }
 
         /// Drops the entries stamped at or before `frontier`.
         mutating func removeThrough(_ frontier: Stamp) {
+            if chunks.isEmpty {
+                let cut = Self.index(in: flat, firstAbove: frontier)
+                flat.removeFirst(cut)
+                count -= cut
+                return
+            }
             var dropped = 0
             while let first = chunks.first, let tail = first.last, tail.stamp <= frontier {
                 dropped += first.count
@@ -109,6 +131,7 @@ extension PathIndex {
 
         /// The first chunk whose last entry is stamped after `stamp`; the chunk `upTo` must be one.
         private func chunkIndex(firstAbove stamp: Stamp, upTo last: Int) -> Int {
+            guard !chunks.isEmpty else { return 0 }
             var low = 0
             var high = last
             while low < high {

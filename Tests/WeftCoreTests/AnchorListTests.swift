@@ -12,17 +12,18 @@ import Testing
 
     func stamp(_ millis: UInt64) -> Stamp { Stamp(millis: millis, counter: 0, replica: origin) }
 
-    /// Mostly appends with a share of late inserts, as ops arrive, so chunks fill, split and fill again.
-    @Test(arguments: [1, 7, 42])
-    func everyQueryMatchesASortedArray(seed: UInt64) {
+    /// Mostly appends with a share of late inserts, as ops arrive: a short list stays one array, a long
+    /// one turns into chunks that fill, split and fill again.
+    @Test(arguments: [(1, 2_000), (7, 2_000), (42, 2_000), (3, 60), (5, 128), (9, 129)])
+    func everyQueryMatchesASortedArray(seed: UInt64, entries: Int) {
         var rng = SeededGenerator(seed: seed)
         var list = PathIndex.AnchorList()
         var reference: [PathIndex.Anchored] = []
         var used = Set<UInt64>()
         var next: UInt64 = 1_000
-        for _ in 0..<2_000 {
+        for _ in 0..<entries {
             var millis: UInt64
-            if rng.chance(0.3), next > 1_100 {
+            if rng.chance(0.3), next > 1_010 {
                 millis = next - 1 - rng.below(next - 1_000)
                 while used.contains(millis) { millis += 1 }
                 if millis >= next { next = millis + 1 }
