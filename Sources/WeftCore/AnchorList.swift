@@ -34,7 +34,7 @@ extension PathIndex {
             let stamp = anchored.stamp
             if chunks.isEmpty {
                 if let tail = flat.last, tail.stamp > stamp {
-                    flat.insert(anchored, at: Self.index(in: flat, firstAtOrAbove: stamp))
+                    flat.insert(anchored, at: Self.index(in: flat, firstAbove: stamp))
                 } else {
                     flat.append(anchored)
                 }
@@ -56,7 +56,7 @@ extension PathIndex {
                 return
             }
             let target = chunkIndex(firstAbove: stamp, upTo: lastChunk)
-            chunks[target].insert(anchored, at: Self.index(in: chunks[target], firstAtOrAbove: stamp))
+            chunks[target].insert(anchored, at: Self.index(in: chunks[target], firstAbove: stamp))
             if chunks[target].count > 2 * Self.chunkMax {
                 let upper = Array(chunks[target][Self.chunkMax...])
                 chunks[target].removeLast(chunks[target].count - Self.chunkMax)
@@ -141,24 +141,14 @@ extension PathIndex {
             return low
         }
 
-        /// Position of the first entry of `chunk` stamped after `stamp` (`chunk.count` when none).
+        /// Position of the first entry of `chunk` stamped after `stamp` (`chunk.count` when none). Also
+        /// the place to insert an entry stamped `stamp`: no two ops share a stamp.
         private static func index(in chunk: [Anchored], firstAbove stamp: Stamp) -> Int {
             var low = 0
             var high = chunk.count
             while low < high {
                 let middle = (low + high) / 2
                 if chunk[middle].stamp <= stamp { low = middle + 1 } else { high = middle }
-            }
-            return low
-        }
-
-        /// Position of the first entry of `chunk` stamped at or after `stamp`.
-        private static func index(in chunk: [Anchored], firstAtOrAbove stamp: Stamp) -> Int {
-            var low = 0
-            var high = chunk.count
-            while low < high {
-                let middle = (low + high) / 2
-                if chunk[middle].stamp < stamp { low = middle + 1 } else { high = middle }
             }
             return low
         }

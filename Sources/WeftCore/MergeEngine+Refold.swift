@@ -30,7 +30,10 @@ extension MergeEngine {
         }
         var pending = regions.indices.filter { regions[$0].start != nil }
             .sorted { (regions[$0].start ?? stamp) < (regions[$1].start ?? stamp) }[...]
-        let inside = { (path: Path) in roots.contains { $0.isAncestorOrSelf(of: path) } }
+        let insideJoined = { (head: [String], tail: [String]) in
+            roots.contains { $0.isAncestorOrSelf(ofJoined: head, tail) }
+        }
+        let inside = { (path: Path) in insideJoined(path.keys, []) }
         let (ops, outside) = collect(regions)
         statistics.replayedOps += ops.count
         if ops.count > statistics.replayedOpsMax {
@@ -57,7 +60,7 @@ extension MergeEngine {
             switch op.kind {
             case .set, .increment, .transaction, .call: spansOut = !inside(op.path)
             case .merge, .batch:
-                spansOut = op.containsAnchor { head, tail in !roots.contains { $0.isAncestorOrSelf(ofJoined: head, tail) } }
+                spansOut = op.containsAnchor { !insideJoined($0, $1) }
             }
             let outcome: Outcome
             if spansOut, case .rejected(let reason) = previous, let failing = reason.path, !inside(failing) {

@@ -27,25 +27,21 @@ public struct Op: Sendable, Hashable {
     /// The paths whose subtrees this op reads or writes: the op's own path; each listed child for a
     /// merge (a merge touches nothing else); each part's for a batch.
     public var anchors: [Path] {
+        let isBatch: Bool
         switch kind {
-        case .merge(let children):
-            return children.map { Path(uncheckedKeys: path.keys + $0.relative.keys) }
-        case .batch(let writes):
-            var seen = Set<Path>()
-            var result: [Path] = []
-            for write in writes {
-                let paths: [Path]
-                if case .merge(let base, let children) = write {
-                    paths = children.map { Path(uncheckedKeys: base.keys + $0.relative.keys) }
-                } else {
-                    paths = [write.path]
-                }
-                for anchor in paths where seen.insert(anchor).inserted { result.append(anchor) }
-            }
-            return result
-        default:
-            return [path]
+        case .merge: isBatch = false
+        case .batch: isBatch = true
+        default: return [path]
         }
+        // A batch may write one node in several parts: each anchor once.
+        var seen = Set<Path>()
+        var result: [Path] = []
+        _ = containsAnchor { head, tail in
+            let anchor = Path(uncheckedKeys: tail.isEmpty ? head : head + tail)
+            if !isBatch || seen.insert(anchor).inserted { result.append(anchor) }
+            return false
+        }
+        return result
     }
 
     /// True when some anchor satisfies `predicate`, which gets each anchor's keys in two parts (a merge

@@ -86,9 +86,7 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var depth: Int { keys.count }
 
     /// True when `self` is `other` or one of its ancestors.
-    public func isAncestorOrSelf(of other: Path) -> Bool {
-        keys.count <= other.keys.count && other.keys[..<keys.count].elementsEqual(keys)
-    }
+    public func isAncestorOrSelf(of other: Path) -> Bool { isAncestorOrSelf(ofJoined: other.keys, []) }
 
     /// True when this path is an ancestor-or-self of the path whose keys are `head` then `tail` (a merge
     /// child's node: its merge's path, then the child's relative path), without joining them.
