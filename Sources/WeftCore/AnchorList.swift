@@ -13,6 +13,9 @@ extension PathIndex {
         private var flat: [Anchored] = []
         /// Non-empty chunks, each ascending, every entry of a chunk before every entry of the next.
         private var chunks: [[Anchored]] = []
+        /// The last stamp of each chunk: the search for a chunk reads one array instead of a chunk each
+        /// step (each a cache miss).
+        private var tails: [Stamp] = []
         /// Number of entries.
         private(set) var count = 0
 
@@ -42,25 +45,30 @@ extension PathIndex {
                     chunks = stride(from: 0, to: flat.count, by: Self.chunkMax).map {
                         Array(flat[$0..<min($0 + Self.chunkMax, flat.count)])
                     }
+                    tails = chunks.map { $0[$0.count - 1].stamp }
                     flat = []
                 }
                 return
             }
             let lastChunk = chunks.count - 1
-            guard let tail = chunks[lastChunk].last, tail.stamp > stamp else {
+            guard tails[lastChunk] > stamp else {
                 if chunks[lastChunk].count < Self.chunkMax {
                     chunks[lastChunk].append(anchored)
+                    tails[lastChunk] = stamp
                 } else {
                     chunks.append([anchored])
+                    tails.append(stamp)
                 }
                 return
             }
+            // Not after the last chunk's tail, so not the new tail of its chunk either.
             let target = chunkIndex(firstAbove: stamp, upTo: lastChunk)
             chunks[target].insert(anchored, at: Self.index(in: chunks[target], firstAbove: stamp))
             if chunks[target].count > 2 * Self.chunkMax {
                 let upper = Array(chunks[target][Self.chunkMax...])
                 chunks[target].removeLast(chunks[target].count - Self.chunkMax)
                 chunks.insert(upper, at: target + 1)
+                tails.insert(chunks[target][Self.chunkMax - 1].stamp, at: target)
             }
         }
 
@@ -117,9 +125,10 @@ extension PathIndex {
                 return
             }
             var dropped = 0
-            while let first = chunks.first, let tail = first.last, tail.stamp <= frontier {
+            while let first = chunks.first, let tail = tails.first, tail <= frontier {
                 dropped += first.count
                 chunks.removeFirst()
+                tails.removeFirst()
             }
             if !chunks.isEmpty {
                 let cut = Self.index(in: chunks[0], firstAbove: frontier)
@@ -136,7 +145,7 @@ extension PathIndex {
             var high = last
             while low < high {
                 let middle = (low + high) / 2
-                if let tail = chunks[middle].last, tail.stamp <= stamp { low = middle + 1 } else { high = middle }
+                if tails[middle] <= stamp { low = middle + 1 } else { high = middle }
             }
             return low
         }

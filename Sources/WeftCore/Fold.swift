@@ -109,7 +109,18 @@ enum Fold {
     }
 
     private static func increment(at path: Path, by: Number, from: Number, state: inout Value) -> Outcome {
-        let current = state.value(at: path)
+        switch incremented(state.value(at: path), by: by, from: from, at: path) {
+        case .sum(let sum):
+            state.write(sum, at: path)
+            return .applied
+        case .rejected(let rejection):
+            return .rejected(rejection)
+        }
+    }
+
+    /// The increment rule on the node's current value: a number moves by `by`, null counts as `from`,
+    /// anything else, or a sum that is not finite, rejects the increment.
+    static func incremented(_ current: Value, by: Number, from: Number, at path: Path) -> Increment {
         let base: Number
         switch current {
         case .null: base = from
@@ -118,8 +129,14 @@ enum Fold {
         default: return .rejected(.notANumber(path))
         }
         guard let sum = base.adding(by) else { return .rejected(.nonFinite(path)) }
-        state.write(sum.value, at: path)
-        return .applied
+        return .sum(sum.value)
+    }
+
+    /// What an increment does to its node.
+    enum Increment {
+        /// The node becomes this number.
+        case sum(Value)
+        case rejected(Rejection)
     }
 
     /// Applies one write of a batch, recording how to undo it.

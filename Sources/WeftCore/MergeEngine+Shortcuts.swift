@@ -2,20 +2,14 @@
 // common late arrivals. Each shortcut states the exact conditions under which it equals the fold.
 
 extension MergeEngine {
-    /// True when a proper ancestor of `path` holds a scalar in the current state or in the base.
-    func hasScalarAbove(_ path: Path) -> Bool {
-        for tree in [state, base] {
-            var current = tree
-            for key in path.keys {
-                switch current {
-                case .object(let children): current = children[key] ?? .null
-                case .null: break
-                default: return true
-                }
-                if current.isNull { break }
-            }
-        }
-        return false
+    /// True when a proper ancestor of `path` holds a scalar in the current state or in the base, for a
+    /// path whose index walk found no mark of a possible scalar above it (`probe.scalarAbove` false).
+    ///
+    /// Every logged op marks the index nodes where it may write a scalar, so with no mark above the
+    /// path, a scalar above it in the state can only come from the base (ops folded by compaction):
+    /// only the base is walked. Usually it is empty, and the walk ends at once.
+    func hasScalarAboveInBase(_ path: Path) -> Bool {
+        base.hasScalar(above: path.keys[...])
     }
 
     /// An integer increment arriving among later increments of the same counter (and nothing else
@@ -28,7 +22,7 @@ extension MergeEngine {
             node.ownNonIncrementMax.map({ $0 < op.stamp }) ?? true,
             let nextAnchored = node.ownFirst(after: op.stamp), let next = logged(nextAnchored),
             case .increment(_, let nextFrom) = next.kind,
-            !hasScalarAbove(op.path)
+            !hasScalarAboveInBase(op.path)
         else { return false }
         let nextStamp = next.stamp
         let nextOutcome = unusualOutcomes[nextStamp] ?? .applied
@@ -37,26 +31,30 @@ extension MergeEngine {
             record(.rejected(.notANumber(op.path)), of: op, report: &report)
             return true
         }
-        guard nextOutcome == .applied, case .int(let current) = state.value(at: op.path),
-            case .int(let nextFromInt) = nextFrom
-        else { return false }
         // Every prefix sum stays far from overflow, so the order of the additions does not matter.
         let bound: UInt64 = 1 << 61
-        guard node.incrementMagnitude < bound, current.magnitude < bound, from.magnitude < bound,
-            nextFromInt.magnitude < bound
+        guard nextOutcome == .applied, case .int(let nextFromInt) = nextFrom, node.incrementMagnitude < bound,
+            from.magnitude < bound, nextFromInt.magnitude < bound
         else { return false }
-        let updated: Int64
-        if incrementsFromNull.contains(nextStamp) {
-            updated = current - nextFromInt + from + by
+        let nextMetNull = incrementsFromNull.contains(nextStamp)
+        // One walk reads the counter and writes the new sum, when it holds an integer.
+        var current: Int64 = 0
+        var updated: Int64?
+        _ = state.update(at: op.path.keys[...]) { counter in
+            guard case .int(let value) = counter, value.magnitude < bound else { return }
+            current = value
+            let sum = nextMetNull ? value - nextFromInt + from + by : value + by
+            counter = .int(sum)
+            updated = sum
+        }
+        guard let updated else { return false }
+        if nextMetNull {
             incrementsFromNull.remove(nextStamp)
             incrementsFromNull.insert(op.stamp)
-        } else {
-            updated = current + by
         }
-        state.write(.int(updated), at: op.path)
         record(.applied, of: op, report: &report)
         if capturesChanges {
-            report.changes.append(Change(path: op.path, old: .int(current), new: .int(updated)))
+            report.changes.append(Change(path: op.path, old: .int(current), new: .int(updated), isOneRow: true))
         }
         return true
     }
@@ -81,7 +79,7 @@ extension MergeEngine {
             node.subtreeTransactionMax.map({ $0 <= stamp }) ?? true,
             let nextAnchored = node.ownFirst(after: stamp), let next = logged(nextAnchored),
             writesWholly(next, at: path),
-            !hasScalarAbove(path)
+            !hasScalarAboveInBase(path)
         else { return false }
         return true
     }

@@ -344,7 +344,28 @@ public final class MergeEngine {
                 report.changes.append(Change(path: op.path, old: old, new: value, isOneRow: scalarWrite && !old.isObject))
             }
             return
-        case .increment, .transaction, .call:
+        case .increment(let by, let from):
+            // One walk reads the counter and writes the sum; a scalar above it takes the general road.
+            var old = Value.null
+            var result = Fold.Increment.sum(.null)
+            let walked = state.update(at: op.path.keys[...]) { node in
+                old = node
+                result = Fold.incremented(node, by: by, from: from, at: op.path)
+                if case .sum(let sum) = result { node = sum }
+            }
+            guard walked else { fallthrough }
+            switch result {
+            case .sum(let sum):
+                // The op is new: it is not in `incrementsFromNull` yet.
+                if old.isNull { incrementsFromNull.insert(op.stamp) }
+                report.outcomes[op.stamp] = .applied
+                // No scalar above, and a number or null replaced by a number: one row in a store.
+                if capturesChanges { report.changes.append(Change(path: op.path, old: old, new: sum, isOneRow: true)) }
+            case .rejected(let rejection):
+                record(.rejected(rejection), of: op, report: &report)
+            }
+            return
+        case .transaction, .call:
             let old = capturesChanges ? state.value(at: op.path) : .null
             let outcome = applyTracked(op, to: &state) { _ in covered }
             if outcome == .applied {

@@ -7,10 +7,34 @@ public struct Op: Sendable, Hashable {
     public var stamp: Stamp
     /// Position in the origin's log: 1, 2, 3, … with no gaps.
     public var sequence: UInt64
+    /// The path and kind, shared by every copy of the op. An op is copied wherever it goes (the log,
+    /// the index's look-ups, batches sent and stored): one shared body makes a copy one reference
+    /// count, where separate fields made it one per path and payload, behind a switch on the kind.
+    /// Stamp and sequence stay inline, so searches by stamp read no body.
+    @usableFromInline var body: Body
+
+    /// The immutable part of an op.
+    @usableFromInline final class Body: Sendable {
+        @usableFromInline let path: Path
+        @usableFromInline let kind: OpKind
+
+        @usableFromInline init(path: Path, kind: OpKind) {
+            self.path = path
+            self.kind = kind
+        }
+    }
+
     /// The node the op addresses (for a batch, the common ancestor of its parts).
-    public var path: Path
+    @inlinable public var path: Path {
+        _read { yield body.path }
+        set { body = Body(path: newValue, kind: body.kind) }
+    }
+
     /// What the op does.
-    public var kind: OpKind
+    @inlinable public var kind: OpKind {
+        _read { yield body.kind }
+        set { body = Body(path: body.path, kind: newValue) }
+    }
 
     /// The replica that made the op.
     @inlinable public var origin: ReplicaID { stamp.replica }
@@ -20,8 +44,19 @@ public struct Op: Sendable, Hashable {
         precondition(sequence >= 1, "op sequences start at 1")
         self.stamp = stamp
         self.sequence = sequence
-        self.path = path
-        self.kind = kind
+        self.body = Body(path: path, kind: kind)
+    }
+
+    public static func == (lhs: Op, rhs: Op) -> Bool {
+        lhs.stamp == rhs.stamp && lhs.sequence == rhs.sequence
+            && (lhs.body === rhs.body || (lhs.body.path == rhs.body.path && lhs.body.kind == rhs.body.kind))
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(stamp)
+        hasher.combine(sequence)
+        hasher.combine(body.path)
+        hasher.combine(body.kind)
     }
 
     /// The paths whose subtrees this op reads or writes: the op's own path; each listed child for a

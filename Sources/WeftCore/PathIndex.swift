@@ -31,42 +31,45 @@ final class PathIndex {
     /// they skip the runtime's exclusivity bookkeeping: the index is driven by one owner, and no
     /// access to a summary overlaps another.
     final class Node {
-        @exclusivity(unchecked) var children = Children()
-        /// Ops anchored exactly here, ascending by stamp.
-        @exclusivity(unchecked) private(set) var own = AnchorList()
+        // Fields are laid out in declaration order: those every op reads or raises on each level it
+        // walks through come first, so that a walk touches two or three cache lines per node, not five.
+
         /// The last stamp of ``own``, held in the node: every op walking through reads it, and the
         /// array's buffer is another cache miss.
         @exclusivity(unchecked) private(set) var ownMax: Stamp?
-        /// Greatest stamp of an op anchored here that is not an increment.
-        @exclusivity(unchecked) var ownNonIncrementMax: Stamp?
         /// Greatest stamp anchored here or below.
         @exclusivity(unchecked) var subtreeMax: Stamp?
         /// Greatest stamp anchored strictly below.
         @exclusivity(unchecked) var descendantMax: Stamp?
-        /// Greatest stamp of a transaction anchored here or below (its validity depends on what it saw).
-        @exclusivity(unchecked) var subtreeTransactionMax: Stamp?
-        /// Sum of the magnitudes of integer increments anchored here: a bound on how far any prefix of
-        /// them can move the counter (used to prove that no prefix overflows).
-        @exclusivity(unchecked) var incrementMagnitude: UInt64 = 0
-        /// Highest sequence per origin of ops anchored here.
-        @exclusivity(unchecked) var latestOwn = OriginSequences()
-        /// Highest sequence per origin of ops anchored here or below.
-        @exclusivity(unchecked) var latestSubtree = OriginSequences()
+        @exclusivity(unchecked) var children = Children()
         /// Some op may have put a scalar exactly here (so the node's kind depends on op order).
         @exclusivity(unchecked) var mayBeScalar = false
         /// Number of call ops anchored here.
         @exclusivity(unchecked) var callCount = 0
-        /// Batches with several anchors that are rejected because of their part at this node.
-        var failingBatches: [Stamp] = []
         /// Values of this node's subtree right after the op with each stamp, ascending, kept by re-folds
         /// so that the next re-fold here starts close to its op instead of at the base. Every op that
         /// walks through this node drops those at or after its stamp.
         @exclusivity(unchecked) var snapshots: [(stamp: Stamp, value: Value)] = []
-        /// The arrival count when ``snapshots`` were last known valid.
-        @exclusivity(unchecked) var snapshotsTakenAt: UInt64 = 0
+        /// Highest sequence per origin of ops anchored here or below.
+        @exclusivity(unchecked) var latestSubtree = OriginSequences()
+        /// Greatest stamp of a transaction anchored here or below (its validity depends on what it saw).
+        @exclusivity(unchecked) var subtreeTransactionMax: Stamp?
+        /// Highest sequence per origin of ops anchored here.
+        @exclusivity(unchecked) var latestOwn = OriginSequences()
         /// The arrival count of the latest op anchored here or re-folded from here: it may have changed
         /// the subtree below at any stamp, so snapshots below taken before it are stale.
         @exclusivity(unchecked) var lastArrival: UInt64 = 0
+        /// Ops anchored exactly here, ascending by stamp.
+        @exclusivity(unchecked) private(set) var own = AnchorList()
+        /// Greatest stamp of an op anchored here that is not an increment.
+        @exclusivity(unchecked) var ownNonIncrementMax: Stamp?
+        /// Sum of the magnitudes of integer increments anchored here: a bound on how far any prefix of
+        /// them can move the counter (used to prove that no prefix overflows).
+        @exclusivity(unchecked) var incrementMagnitude: UInt64 = 0
+        /// Batches with several anchors that are rejected because of their part at this node.
+        var failingBatches: [Stamp] = []
+        /// The arrival count when ``snapshots`` were last known valid.
+        @exclusivity(unchecked) var snapshotsTakenAt: UInt64 = 0
 
         /// Drops the snapshots at or after `stamp`.
         @inline(__always) func trimSnapshots(from stamp: Stamp) {

@@ -157,6 +157,39 @@ extension Value {
         return old
     }
 
+    /// Lets `body` change the node at `keys` in place (it gets `.null` for a missing node), in one walk
+    /// that keeps the data model's rules: a node `body` leaves null is removed, and so are the objects
+    /// it empties. `body` must leave a normalized value.
+    ///
+    /// - Returns: false, without calling `body` or changing anything, when a proper ancestor of the node
+    ///   is a scalar (a write there would replace the scalar: callers take the general road).
+    @inlinable
+    public mutating func update(at keys: ArraySlice<String>, _ body: (inout Value) -> Void) -> Bool {
+        guard let first = keys.first else {
+            body(&self)
+            return true
+        }
+        var children: [String: Value]
+        switch self {
+        case .object(let existing): children = existing
+        case .null: children = [:]
+        default: return false
+        }
+        // Held by `children` alone while it changes, so the dictionary is not copied.
+        self = .null
+        let updated: Bool
+        if let index = children.index(forKey: first) {
+            updated = children.values[index].update(at: keys.dropFirst(), body)
+            if children.values[index].isNull { children.remove(at: index) }
+        } else {
+            var child = Value.null
+            updated = child.update(at: keys.dropFirst(), body)
+            if !child.isNull { children[first] = child }
+        }
+        self = children.isEmpty ? .null : .object(children)
+        return updated
+    }
+
     /// Writes `newValue` at `path`; see ``write(_:at:)-(_,ArraySlice<String>)``.
     @inlinable @discardableResult public mutating func write(_ newValue: Value, at path: Path) -> Value {
         write(newValue, at: path.keys[...])
