@@ -74,7 +74,7 @@ extension Replica {
                 if case .rejected = report.outcomes[op.stamp] { status = .rejected } else { status = .durable }
             }
             if let encodings {
-                records.append(OpRecord(op, encoded: Array(encodings[encodings.startIndex + position]), status: status))
+                records.append(OpRecord(op, encoded: encodings[encodings.startIndex + position], status: status))
             } else {
                 records.append(OpRecord(op, status: status))
             }

@@ -54,6 +54,8 @@ public struct ByteReader {
     /// Position of the next byte to read.
     public private(set) var offset: Int
     let end: Int
+    /// Paths already decoded from these bytes, when the reader reads many ops (see ``PathCache``).
+    var paths: PathCache?
 
     public init(_ bytes: [UInt8], offset: Int = 0, end: Int? = nil) {
         self.bytes = bytes
@@ -63,6 +65,12 @@ public struct ByteReader {
 
     /// Bytes left.
     public var remaining: Int { end - offset }
+
+    /// Moves to `position`, at or after the current offset and within the bytes.
+    mutating func skip(to position: Int) {
+        precondition(position >= offset && position <= end, "a reader skips forward within its bytes")
+        offset = position
+    }
     /// True when every byte was read.
     public var isAtEnd: Bool { offset >= end }
 
@@ -128,5 +136,33 @@ public struct ByteReader {
         let count = try readCount(max: max)
         defer { offset += count }
         return Array(bytes[offset..<(offset + count)])
+    }
+}
+
+/// The paths decoded from one buffer, by their encoded bytes: a batch of ops names the same few paths
+/// again and again (hot counters, shared objects), and a repeat is found by hashing and comparing its
+/// bytes instead of building and validating every key again. A fixed number of slots, the newest path
+/// taking the slot of its hash.
+final class PathCache {
+    private static let slotCount = 256
+    private var slots: [(bytes: ArraySlice<UInt8>, path: Path)?] = Array(repeating: nil, count: PathCache.slotCount)
+
+    /// The path encoded by `bytes`, if decoded before.
+    func path(encodedBy bytes: ArraySlice<UInt8>) -> Path? {
+        guard let slot = slots[Self.slot(of: bytes)], slot.bytes.count == bytes.count else { return nil }
+        let equal = slot.bytes.withUnsafeBufferPointer { held in
+            bytes.withUnsafeBufferPointer { wanted in held.elementsEqual(wanted) }
+        }
+        return equal ? slot.path : nil
+    }
+
+    /// Keeps `path`, decoded from `bytes`.
+    func store(_ path: Path, encodedBy bytes: ArraySlice<UInt8>) {
+        slots[Self.slot(of: bytes)] = (bytes, path)
+    }
+
+    private static func slot(of bytes: ArraySlice<UInt8>) -> Int {
+        let hash = bytes.withUnsafeBufferPointer { FastHash.foldBytes($0, into: 0) }
+        return Int(truncatingIfNeeded: hash % UInt64(slotCount))
     }
 }

@@ -35,6 +35,10 @@ public struct EncodedOps: Sendable, Hashable, RandomAccessCollection, Expressibl
     public static func read(from reader: inout ByteReader, countMax: Int) throws -> EncodedOps {
         var ops: [Op] = []
         var encodings: [ArraySlice<UInt8>] = []
+        // A frame's ops name the same paths again and again: each is decoded and validated once.
+        let previousCache = reader.paths
+        reader.paths = PathCache()
+        defer { reader.paths = previousCache }
         while !reader.isAtEnd {
             guard ops.count < countMax else { throw reader.fail("more than \(countMax) ops") }
             let start = reader.offset

@@ -16,15 +16,16 @@ extension MergeEngine {
     /// later around it): integer addition commutes, so the counter moves by exactly this step, or by
     /// the difference of starting values when it now precedes the increment that met null.
     func applyCounterShortcut(_ op: Op, probe: PathIndex.Probe, report: inout ApplyReport) -> Bool {
+        // Every own op after this one is an increment (no other kind is stamped after it here), so the
+        // next one is: its body is read only when its starting value matters (it met null).
         guard case .increment(.int(let by), .int(let from)) = op.kind, let node = probe.node,
             !probe.laterAbove, !probe.scalarAbove,
             node.descendantMax.map({ $0 <= op.stamp }) ?? true,
             node.ownNonIncrementMax.map({ $0 < op.stamp }) ?? true,
-            let nextAnchored = node.ownFirst(after: op.stamp), let next = logged(nextAnchored),
-            case .increment(_, let nextFrom) = next.kind,
+            let nextAnchored = node.ownFirst(after: op.stamp), isLogged(nextAnchored),
             !hasScalarAboveInBase(op.path)
         else { return false }
-        let nextStamp = next.stamp
+        let nextStamp = nextAnchored.stamp
         let nextOutcome = unusualOutcomes[nextStamp] ?? .applied
         if case .rejected(.notANumber) = nextOutcome {
             // The counter held a non-number when the next increment came; so it did for this one.
@@ -33,10 +34,15 @@ extension MergeEngine {
         }
         // Every prefix sum stays far from overflow, so the order of the additions does not matter.
         let bound: UInt64 = 1 << 61
-        guard nextOutcome == .applied, case .int(let nextFromInt) = nextFrom, node.incrementMagnitude < bound,
-            from.magnitude < bound, nextFromInt.magnitude < bound
-        else { return false }
+        guard nextOutcome == .applied, node.incrementMagnitude < bound, from.magnitude < bound else { return false }
         let nextMetNull = incrementsFromNull.contains(nextStamp)
+        var nextFromInt: Int64 = 0
+        if nextMetNull {
+            guard let next = logged(nextAnchored), case .increment(_, .int(let nextFrom)) = next.kind,
+                nextFrom.magnitude < bound
+            else { return false }
+            nextFromInt = nextFrom
+        }
         // One walk reads the counter and writes the new sum, when it holds an integer.
         var current: Int64 = 0
         var updated: Int64?

@@ -116,6 +116,12 @@ public final class MergeEngine {
         return op
     }
 
+    /// True when the op anchored in the index is in the log, read from its origin's log without
+    /// touching the op's body (for an op known not to wait for a function).
+    @inline(__always) func isLogged(_ anchored: PathIndex.Anchored) -> Bool {
+        origins[anchored.stamp.replica]?.stamp(at: anchored.sequence) == anchored.stamp
+    }
+
     /// Every op in the log, in no particular order.
     func loggedOps() -> [Op] {
         var result: [Op] = []

@@ -160,6 +160,31 @@ public enum OpCodec {
     }
 
     public static func readPath(from reader: inout ByteReader) throws -> Path {
+        guard let cache = reader.paths else { return try decodePath(from: &reader) }
+        let start = reader.offset
+        if let end = pathEnd(in: reader), let path = cache.path(encodedBy: reader.bytes[start..<end]) {
+            reader.skip(to: end)
+            return path
+        }
+        let path = try decodePath(from: &reader)
+        cache.store(path, encodedBy: reader.bytes[start..<reader.offset])
+        return path
+    }
+
+    /// Where the path at the reader's offset ends, read from its lengths alone; nil when they are
+    /// malformed (decoding then says how).
+    private static func pathEnd(in reader: ByteReader) -> Int? {
+        var probe = reader
+        probe.paths = nil
+        guard let count = try? probe.readCount(max: CoreLimits.pathDepthMax, minimumBytes: 2) else { return nil }
+        for _ in 0..<count {
+            guard let length = try? probe.readCount(max: CoreLimits.keyBytesMax) else { return nil }
+            probe.skip(to: probe.offset + length)
+        }
+        return probe.offset
+    }
+
+    private static func decodePath(from reader: inout ByteReader) throws -> Path {
         let count = try reader.readCount(max: CoreLimits.pathDepthMax, minimumBytes: 2)
         var keys: [String] = []
         keys.reserveCapacity(count)

@@ -62,15 +62,15 @@ public struct StoredOp: Sendable, Hashable {
 public struct OpRecord: Sendable, Hashable {
     /// The op.
     public let op: Op
-    /// `OpCodec.encode(op)`.
-    public let encoded: [UInt8]
+    /// `OpCodec.encode(op)`: for a received op, a slice of the frame it arrived in (no copy per op).
+    public let encoded: ArraySlice<UInt8>
     /// The status to record for an op of this replica; nil for the ops of other replicas.
     public let status: OpStatus?
 
     /// A record that encodes `op`.
     public init(_ op: Op, status: OpStatus? = nil) {
         self.op = op
-        self.encoded = OpCodec.encode(op)
+        self.encoded = OpCodec.encode(op)[...]
         self.status = status
     }
 
@@ -78,11 +78,25 @@ public struct OpRecord: Sendable, Hashable {
     ///
     /// - Precondition: `encoded` is `OpCodec.encode(op)`; its format byte and stamp are checked.
     public init(_ op: Op, encoded: [UInt8], status: OpStatus? = nil) {
+        self.init(op, encoded: encoded[...], status: status)
+    }
+
+    /// A record from an op and a slice of bytes that holds its encoding (as ``EncodedOps`` keeps them).
+    ///
+    /// - Precondition: `encoded` is `OpCodec.encode(op)`; its format byte and stamp are checked.
+    public init(_ op: Op, encoded: ArraySlice<UInt8>, status: OpStatus? = nil) {
+        let start = encoded.startIndex
         precondition(encoded.count > 17, "an encoded op holds at least a format byte and a stamp")
-        precondition(encoded[0] == OpCodec.format, "encoded op has an unknown format byte")
-        precondition(StampKey.stamp(encoded[1..<17]) == op.stamp, "encoded op is not \(op.stamp)")
+        precondition(encoded[start] == OpCodec.format, "encoded op has an unknown format byte")
+        precondition(StampKey.stamp(encoded[(start + 1)..<(start + 17)]) == op.stamp, "encoded op is not \(op.stamp)")
         self.op = op
         self.encoded = encoded
         self.status = status
+    }
+
+    /// The stamp's bytes inside ``encoded``.
+    var stampBytes: ArraySlice<UInt8> {
+        let start = encoded.startIndex + 1
+        return encoded[start..<(start + StampKey.count)]
     }
 }

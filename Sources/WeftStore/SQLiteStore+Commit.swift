@@ -59,7 +59,7 @@ extension SQLiteStore {
         for index in records.indices {
             insert.bind(1, records[index].op.origin.rawValue)
             insert.bind(2, records[index].op.sequence)
-            insert.bind(3, records[index].encoded[1..<(1 + StampKey.count)])
+            insert.bind(3, records[index].stampBytes)
             if let status = records[index].status { insert.bind(4, Int64(status.rawValue)) } else { insert.bindNull(4) }
             insert.bind(5, records[index].encoded)
             try insert.run()
