@@ -149,10 +149,11 @@ struct PendingCommits: Sendable {
         var later = Set<Path>(minimumCapacity: writes.count)
         var live: [StoreBatch.TreeWrite] = []
         live.reserveCapacity(writes.count)
-        for write in writes.reversed() {
-            let replaced = !later.insert(write.path).inserted
-            if replaced && write.replacesScalar { continue }
-            live.append(write)
+        // By index: a loop over the writes would copy each (retaining its path and value).
+        for index in writes.indices.reversed() {
+            let replaced = !later.insert(writes[index].path).inserted
+            if replaced && writes[index].replacesScalar { continue }
+            live.append(writes[index])
         }
         live.reverse()
         return live

@@ -127,8 +127,16 @@ public struct ByteReader {
     public mutating func readString(max: Int) throws -> String {
         let count = try readCount(max: max)
         defer { offset += count }
-        let slice = bytes[offset..<(offset + count)]
-        guard let string = String(validating: slice, as: UTF8.self) else { throw fail("string is not valid UTF-8") }
+        let start = offset
+        let string: String? = bytes.withUnsafeBufferPointer { buffer in
+            let text = UnsafeBufferPointer(rebasing: buffer[start..<(start + count)])
+            // ASCII, the usual key, is valid UTF-8 as it is: decoded without the generic validation.
+            var high: UInt8 = 0
+            for byte in text { high |= byte }
+            if high < 0x80 { return String(decoding: text, as: UTF8.self) }
+            return String(validating: text, as: UTF8.self)
+        }
+        guard let string else { throw fail("string is not valid UTF-8") }
         return string
     }
 
