@@ -11,6 +11,27 @@ import Testing
         Op(stamp: Stamp(millis: 1, counter: 0, replica: origin), sequence: 1, path: try Path(path), kind: kind)
     }
 
+    @Test func opsKeepValueSemanticsThoughCopiesShareTheirBody() throws {
+        let original = try op(.set(.int(1)), path: "/a")
+        var changed = original
+        changed.kind = .set(.int(2))
+        changed.path = try Path("/b")
+        // The copy changed alone: the original still holds its own path and kind.
+        #expect(original.kind == .set(.int(1)))
+        #expect(original.path == (try Path("/a")))
+        #expect(changed.kind == .set(.int(2)))
+        #expect(changed.path == (try Path("/b")))
+        #expect(original != changed)
+        // Equal ops built apart are equal and hash alike, body shared or not.
+        let twin = try op(.set(.int(1)), path: "/a")
+        #expect(twin == original)
+        #expect(twin.hashValue == original.hashValue)
+        #expect(Set([original, twin, original]).count == 1)
+        var later = original
+        later.sequence = 2
+        #expect(later != original)
+    }
+
     @Test func anOpIsAnchoredAtItsPathAndABatchAtEachDistinctPartPath() throws {
         #expect(try op(.set(.int(1)), path: "/a/b").anchors == [try Path("/a/b")])
         let batch = try op(
