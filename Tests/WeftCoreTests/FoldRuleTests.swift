@@ -77,6 +77,28 @@ import Testing
         #expect(fold([fromDouble]).state == .object(["n": .double(2.5)]))
     }
 
+    /// The engine's in-order increment walks the tree once; under a scalar, or on a non-number, it
+    /// takes the general road. Each case, applied in order, lands where the fold lands.
+    @Test func inOrderIncrementsMatchTheFoldUnderScalarsAndOnNonNumbers() throws {
+        let cases: [[Op]] = [
+            [try op(alice, at: 1, sequence: 1, "/a", .set(.int(5))),
+             try op(alice, at: 2, sequence: 2, "/a/b", .increment(by: .int(2), from: .int(10)))],
+            [try op(alice, at: 1, sequence: 1, "/a", .set(.string("x"))),
+             try op(alice, at: 2, sequence: 2, "/a", .increment(by: .int(2), from: .int(0)))],
+            [try op(alice, at: 1, sequence: 1, "/a/b", .set(.double(1.5))),
+             try op(alice, at: 2, sequence: 2, "/a/b", .increment(by: .int(2), from: .int(0))),
+             try op(alice, at: 3, sequence: 3, "/a/b", .increment(by: .double(.greatestFiniteMagnitude), from: .int(0))),
+             try op(alice, at: 4, sequence: 4, "/a/b", .increment(by: .double(.greatestFiniteMagnitude), from: .int(0)))],
+        ]
+        for ops in cases {
+            let expected = fold(ops)
+            let engine = MergeEngine()
+            let report = engine.apply(ops)
+            #expect(engine.state == expected.state)
+            for op in ops { #expect(report.outcomes[op.stamp] == expected.outcomes[op.stamp]) }
+        }
+    }
+
     @Test func incrementingANumberAddsTheStep() throws {
         let ops = try [1, 2, 3].map {
             try op(alice, at: $0, sequence: $0, "/n", .increment(by: .int(5), from: .int(100)))
