@@ -141,25 +141,13 @@ extension PathIndex {
         /// The first chunk whose last entry is stamped after `stamp`; the chunk `upTo` must be one.
         private func chunkIndex(firstAbove stamp: Stamp, upTo last: Int) -> Int {
             guard !chunks.isEmpty else { return 0 }
-            var low = 0
-            var high = last
-            while low < high {
-                let middle = (low + high) / 2
-                if tails[middle] <= stamp { low = middle + 1 } else { high = middle }
-            }
-            return low
+            return tails[..<last].partitionPoint { $0 > stamp }
         }
 
         /// Position of the first entry of `chunk` stamped after `stamp` (`chunk.count` when none). Also
         /// the place to insert an entry stamped `stamp`: no two ops share a stamp.
         private static func index(in chunk: [Anchored], firstAbove stamp: Stamp) -> Int {
-            var low = 0
-            var high = chunk.count
-            while low < high {
-                let middle = (low + high) / 2
-                if chunk[middle].stamp <= stamp { low = middle + 1 } else { high = middle }
-            }
-            return low
+            chunk.partitionPoint { $0.stamp > stamp }
         }
     }
 }

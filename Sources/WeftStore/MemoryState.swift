@@ -88,24 +88,12 @@ struct MemoryState: Sendable {
 
     /// Index of the first place whose sequence is above `sequence`.
     func firstPlace(in list: [Place], above sequence: UInt64) -> Int {
-        var low = 0
-        var high = list.count
-        while low < high {
-            let mid = (low + high) / 2
-            if list[mid].sequence <= sequence { low = mid + 1 } else { high = mid }
-        }
-        return low
+        list.partitionPoint { $0.sequence > sequence }
     }
 
     /// Index of the first stamp of `order` above `stamp`.
     func firstIndex(above stamp: Stamp) -> Int {
-        var low = 0
-        var high = order.count
-        while low < high {
-            let mid = (low + high) / 2
-            if order[mid] <= stamp { low = mid + 1 } else { high = mid }
-        }
-        return low
+        order.partitionPoint { $0 > stamp }
     }
 
     // MARK: - Applying a batch

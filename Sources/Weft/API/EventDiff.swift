@@ -92,12 +92,7 @@ private struct Siblings {
 
     func previous(before key: String) -> String? {
         if let sortedKeys {
-            var low = 0
-            var high = sortedKeys.count
-            while low < high {
-                let middle = (low + high) / 2
-                if KeyOrder.precedes(sortedKeys[middle], key) { low = middle + 1 } else { high = middle }
-            }
+            let low = sortedKeys.partitionPoint { !KeyOrder.precedes($0, key) }
             return low > 0 ? sortedKeys[low - 1] : nil
         }
         var best: String?
