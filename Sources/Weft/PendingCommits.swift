@@ -146,16 +146,43 @@ struct PendingCommits: Sendable {
     /// The tree writes without the one-row writes that a later write at the same path replaces.
     static func liveWrites(_ writes: ArraySlice<StoreBatch.TreeWrite>) -> [StoreBatch.TreeWrite] {
         guard writes.count > 1 else { return Array(writes) }
-        var later = Set<Path>(minimumCapacity: writes.count)
-        var live: [StoreBatch.TreeWrite] = []
-        live.reserveCapacity(writes.count)
-        // By index: a loop over the writes would copy each (retaining its path and value).
-        for index in writes.indices.reversed() {
-            let replaced = !later.insert(writes[index].path).inserted
-            if replaced && writes[index].replacesScalar { continue }
-            live.append(writes[index])
+        // An open-addressing table of positions, newest first: a path is hashed once and compared only
+        // when hashes match, and no path is copied into a set (a retain and a cache miss per write).
+        var capacity = 1
+        while capacity < writes.count * 2 { capacity <<= 1 }
+        let mask = capacity - 1
+        var slots = [Int](repeating: -1, count: capacity)
+        var slotHashes = [Int](repeating: 0, count: capacity)
+        var keep = [Bool](repeating: true, count: writes.count)
+        var dropped = 0
+        writes.withUnsafeBufferPointer { writes in
+            for position in writes.indices.reversed() {
+                let path = writes[position].path
+                let hash = path.hashValue
+                var slot = hash & mask
+                var seen = false
+                while slots[slot] >= 0 {
+                    if slotHashes[slot] == hash, writes[slots[slot]].path == path {
+                        seen = true
+                        break
+                    }
+                    slot = (slot + 1) & mask
+                }
+                if seen {
+                    if writes[position].replacesScalar {
+                        keep[position] = false
+                        dropped += 1
+                    }
+                } else {
+                    slots[slot] = position
+                    slotHashes[slot] = hash
+                }
+            }
         }
-        live.reverse()
+        if dropped == 0 { return Array(writes) }
+        var live: [StoreBatch.TreeWrite] = []
+        live.reserveCapacity(writes.count - dropped)
+        for (offset, index) in writes.indices.enumerated() where keep[offset] { live.append(writes[index]) }
         return live
     }
 }

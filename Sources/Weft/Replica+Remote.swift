@@ -34,6 +34,12 @@ extension Replica {
             let end = min(ops.count, start + options.groupCommitOpsMax)
             let report = try applyRemoteChunk(
                 ops[start..<end], encodings: encodings?[start..<end], checkingAll: start == 0 ? ops : [])
+            if start == 0 {
+                // Most calls are one chunk: its report is the answer, without copying its outcomes.
+                total = report
+                start = end
+                continue
+            }
             total.changes += report.changes
             total.outcomes.merge(report.outcomes) { $1 }
             total.duplicates += report.duplicates

@@ -17,14 +17,24 @@ final class PathIndex {
             }
         }
 
-        private var table: [Name: Node] = [:]
+        /// The children by key, unretained: ``values`` owns them, so that a lookup on an op's walk takes
+        /// and drops no reference (children are never removed).
+        private var table: [Name: Unmanaged<Node>] = [:]
+        /// The children, in the order they were made.
+        private(set) var values: [Node] = []
 
-        subscript(key: String) -> Node? {
-            get { table[Name(text: key)] }
-            set { table[Name(text: key)] = newValue }
+        subscript(key: String) -> Node? { table[Name(text: key)]?.takeUnretainedValue() }
+
+        /// The child under `key`, unretained, made when missing.
+        mutating func unretained(creating key: String) -> Unmanaged<Node> {
+            let name = Name(text: key)
+            if let existing = table[name] { return existing }
+            let made = Node()
+            values.append(made)
+            let unretained = Unmanaged.passUnretained(made)
+            table[name] = unretained
+            return unretained
         }
-
-        var values: Dictionary<Name, Node>.Values { table.values }
     }
 
     /// A node of the trie. Its summaries are read and raised on every level every op walks through, so
@@ -77,12 +87,7 @@ final class PathIndex {
         }
 
         /// The child under `key`, made when missing.
-        func child(creating key: String) -> Node {
-            if let existing = children[key] { return existing }
-            let made = Node()
-            children[key] = made
-            return made
-        }
+        func child(creating key: String) -> Node { children.unretained(creating: key).takeUnretainedValue() }
 
         func raiseNonIncrement(_ stamp: Stamp) {
             if ownNonIncrementMax.map({ $0 < stamp }) ?? true { ownNonIncrementMax = stamp }
@@ -299,24 +304,29 @@ final class PathIndex {
     private func record(
         _ op: Op, at keys: [String], stamp: Stamp, reads: Bool, read: VersionVector?, probe: inout Probe
     ) -> Node {
-        // The trie owns its nodes and nothing is removed during the walk: no retain per level.
-        unowned(unsafe) var current = root
+        // The trie owns its nodes and nothing is removed during the walk: the walk holds them
+        // unretained, so that it takes and drops no reference per level.
+        var current = Unmanaged.passUnretained(root)
         for key in keys {
-            if let ownMax = current.ownMax, ownMax > stamp { probe.laterAbove = true }
-            if current.mayBeScalar || current.callCount > 0 { probe.scalarAbove = true }
-            if let read, probe.covered, !current.latestOwn.isCovered(by: read) { probe.covered = false }
-            if !current.snapshots.isEmpty { current.trimSnapshots(from: stamp) }
-            update(current, stamp: stamp, reads: reads, below: true, op: op)
-            current = current.child(creating: key)
+            current = current._withUnsafeGuaranteedRef { node in
+                if let ownMax = node.ownMax, ownMax > stamp { probe.laterAbove = true }
+                if node.mayBeScalar || node.callCount > 0 { probe.scalarAbove = true }
+                if let read, probe.covered, !node.latestOwn.isCovered(by: read) { probe.covered = false }
+                if !node.snapshots.isEmpty { node.trimSnapshots(from: stamp) }
+                update(node, stamp: stamp, reads: reads, below: true, op: op)
+                return node.children.unretained(creating: key)
+            }
         }
-        if let subtreeMax = current.subtreeMax, subtreeMax > stamp { probe.conflicts = true }
-        if let read, probe.covered, !current.latestSubtree.isCovered(by: read) { probe.covered = false }
-        update(current, stamp: stamp, reads: reads, below: false, op: op)
-        if !current.snapshots.isEmpty { current.trimSnapshots(from: stamp) }
-        current.lastArrival = arrivals
-        current.insertOwn(Anchored(stamp: stamp, sequence: op.sequence))
-        current.latestOwn.raise(origin: op.origin, sequence: op.sequence)
-        return current
+        return current._withUnsafeGuaranteedRef { node in
+            if let subtreeMax = node.subtreeMax, subtreeMax > stamp { probe.conflicts = true }
+            if let read, probe.covered, !node.latestSubtree.isCovered(by: read) { probe.covered = false }
+            update(node, stamp: stamp, reads: reads, below: false, op: op)
+            if !node.snapshots.isEmpty { node.trimSnapshots(from: stamp) }
+            node.lastArrival = arrivals
+            node.insertOwn(Anchored(stamp: stamp, sequence: op.sequence))
+            node.latestOwn.raise(origin: op.origin, sequence: op.sequence)
+            return node
+        }
     }
 
     private func update(_ node: Node, stamp: Stamp, reads: Bool, below: Bool, op: Op) {

@@ -71,6 +71,29 @@ import WeftStore
         #expect(live == [write("/a/b", .int(2)), write("/a", .int(3), oneRow: true), write("/c", .int(4))])
     }
 
+    /// Random runs over a few paths, some in a slice that does not start at 0: the same writes as the
+    /// rule read plainly (a one-row write goes when a later write has its path).
+    @Test func liveWritesMatchThePlainRuleOnRandomRuns() {
+        var rng = SeededGenerator(seed: 41)
+        let paths = ["/a", "/a/b", "/c", "/d/e", "/d"]
+        for run in 0..<300 {
+            let count = Int(rng.below(40))
+            var writes: [StoreBatch.TreeWrite] = []
+            for number in 0..<count {
+                let path = paths[Int(rng.below(UInt64(paths.count)))]
+                writes.append(write(path, .int(Int64(number)), oneRow: rng.below(3) != 0))
+            }
+            let skip = run % 3 == 0 ? min(count, 2) : 0
+            let slice = writes[skip...]
+            var expected: [StoreBatch.TreeWrite] = []
+            for index in slice.indices {
+                let replaced = slice[(index + 1)...].contains { $0.path == slice[index].path }
+                if !(replaced && slice[index].replacesScalar) { expected.append(slice[index]) }
+            }
+            #expect(PendingCommits.liveWrites(slice) == expected, "run \(run)")
+        }
+    }
+
     @Test func theDurableLedgerAdvancesOnlyOverGapFreePrefixes() {
         var ledger = DurableLedger()
         let origin = Sample.replica(9)

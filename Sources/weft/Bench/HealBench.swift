@@ -179,8 +179,12 @@ enum HealBench {
                 return vector.total >= UInt64(ops)
             }
             if complete {
-                let first = replicas[0].digest
-                if replicas.dropFirst().allSatisfy({ $0.digest == first }) { return seconds(since: start) }
+                // The digests of all replicas, computed at once on every core.
+                let digests = await withTaskGroup(of: StateDigest.self) { group in
+                    for replica in replicas { group.addTask { replica.digest } }
+                    return await group.reduce(into: Set<StateDigest>()) { $0.insert($1) }
+                }
+                if digests.count == 1 { return seconds(since: start) }
             }
             guard ContinuousClock.now < deadline else {
                 throw Failure(description: "the replicas did not heal within \(Int(healSecondsMax)) s")
