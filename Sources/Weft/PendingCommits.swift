@@ -36,6 +36,9 @@ struct PendingCommits: Sendable {
         var records: [OpRecord] = []
         var preserves: [Path] = []
         var treeWrites: [StoreBatch.TreeWrite] = []
+        /// The hash of each tree write's path, taken when the write is queued (its path is then in the
+        /// cache), for ``PendingCommits/liveWrites(_:hashes:)``.
+        var treeWriteHashes: [Int] = []
         var statusChanges: [StoreBatch.StatusChange] = []
         var ends: [End] = []
         /// The entry of an isolated segment (a compaction): it is the segment's only entry.
@@ -50,10 +53,12 @@ struct PendingCommits: Sendable {
             moved.records = Array(records[from.records...])
             moved.preserves = Array(preserves[from.preserves...])
             moved.treeWrites = Array(treeWrites[from.treeWrites...])
+            moved.treeWriteHashes = Array(treeWriteHashes[from.treeWrites...])
             moved.statusChanges = Array(statusChanges[from.statusChanges...])
             records.removeSubrange(from.records...)
             preserves.removeSubrange(from.preserves...)
             treeWrites.removeSubrange(from.treeWrites...)
+            treeWriteHashes.removeSubrange(from.treeWrites...)
             statusChanges.removeSubrange(from.statusChanges...)
             return moved
         }
@@ -83,6 +88,7 @@ struct PendingCommits: Sendable {
         segments[last].records += entry.records
         segments[last].preserves += entry.preserves
         segments[last].treeWrites += entry.treeWrites
+        segments[last].treeWriteHashes += entry.treeWrites.map(\.path.hashValue)
         segments[last].statusChanges += entry.statusChanges
         if entry.isIsolated { segments[last].isolated = entry }
         closeEntry(clockTime: entry.clockTime)
@@ -92,7 +98,10 @@ struct PendingCommits: Sendable {
     /// ``closeEntry(clockTime:)``.
     mutating func append(record: OpRecord) { segments[last].records.append(record) }
     mutating func append(preserve: Path) { segments[last].preserves.append(preserve) }
-    mutating func append(treeWrite: StoreBatch.TreeWrite) { segments[last].treeWrites.append(treeWrite) }
+    mutating func append(treeWrite: StoreBatch.TreeWrite) {
+        segments[last].treeWrites.append(treeWrite)
+        segments[last].treeWriteHashes.append(treeWrite.path.hashValue)
+    }
     mutating func append(statusChange: StoreBatch.StatusChange) { segments[last].statusChanges.append(statusChange) }
 
     /// Ends the entry whose rows were appended since the last one ended. An entry that would take its
@@ -127,7 +136,7 @@ struct PendingCommits: Sendable {
             var batch = StoreBatch()
             batch.ops = segment.records
             batch.basePreserves = segment.preserves
-            batch.treeWrites = Self.liveWrites(segment.treeWrites[...])
+            batch.treeWrites = Self.liveWrites(segment.treeWrites[...], hashes: segment.treeWriteHashes[...])
             batch.statusChanges = segment.statusChanges
             batch.clockTime = end.clockTime
             var maintenance: CommitEntry.Maintenance?
@@ -145,9 +154,16 @@ struct PendingCommits: Sendable {
 
     /// The tree writes without the one-row writes that a later write at the same path replaces.
     static func liveWrites(_ writes: ArraySlice<StoreBatch.TreeWrite>) -> [StoreBatch.TreeWrite] {
+        liveWrites(writes, hashes: writes.map(\.path.hashValue)[...])
+    }
+
+    /// ``liveWrites(_:)`` with the hash of each write's path given, in the same order.
+    static func liveWrites(_ writes: ArraySlice<StoreBatch.TreeWrite>, hashes: ArraySlice<Int>) -> [StoreBatch.TreeWrite]
+    {
+        precondition(writes.count == hashes.count, "one hash per write")
         guard writes.count > 1 else { return Array(writes) }
-        // An open-addressing table of positions, newest first: a path is hashed once and compared only
-        // when hashes match, and no path is copied into a set (a retain and a cache miss per write).
+        // An open-addressing table of positions, newest first: paths are compared only when their hashes
+        // match, and no path is copied into a set (a retain and a cache miss per write).
         var capacity = 1
         while capacity < writes.count * 2 { capacity <<= 1 }
         let mask = capacity - 1
@@ -157,12 +173,11 @@ struct PendingCommits: Sendable {
         var dropped = 0
         writes.withUnsafeBufferPointer { writes in
             for position in writes.indices.reversed() {
-                let path = writes[position].path
-                let hash = path.hashValue
+                let hash = hashes[hashes.startIndex + position]
                 var slot = hash & mask
                 var seen = false
                 while slots[slot] >= 0 {
-                    if slotHashes[slot] == hash, writes[slots[slot]].path == path {
+                    if slotHashes[slot] == hash, writes[slots[slot]].path == writes[position].path {
                         seen = true
                         break
                     }

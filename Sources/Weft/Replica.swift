@@ -271,6 +271,19 @@ public final class Replica: @unchecked Sendable {
         return engine?.opCount ?? 0
     }
 
+    /// Which roads the merge engine took for the ops it applied so far (in order, shortcuts, re-folds).
+    /// Waits for the load.
+    ///
+    /// ```swift
+    /// print(replica.mergeStatistics.refolds, "re-folds")
+    /// ```
+    public var mergeStatistics: MergeStatistics {
+        condition.lock()
+        defer { condition.unlock() }
+        waitForLoad()
+        return engine?.statistics ?? MergeStatistics()
+    }
+
     /// What group commit has done so far.
     ///
     /// ```swift

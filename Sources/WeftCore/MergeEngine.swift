@@ -489,6 +489,9 @@ public struct MergeStatistics: Sendable, Hashable {
     public var replayedOpsMax = 0
     /// Root of the re-fold that replayed the most ops.
     public var largestRegion: Path?
+
+    /// Zero everywhere.
+    public init() {}
 }
 
 /// What one ``MergeEngine/apply(_:)`` did.

@@ -60,6 +60,7 @@ enum HealBench {
             logger: quiet)
         var drivers = [hubDriver]
         let port = try await hubDriver.listen(on: "127.0.0.1", port: 0)
+        let before = roads([hub] + leaves)
         let start = ContinuousClock.now
         for (index, leaf) in leaves.enumerated() {
             let driver = try SyncDriver(
@@ -73,6 +74,12 @@ enum HealBench {
         let everyone = [hub] + leaves
         let healSeconds = try await waitForEqualDigests(everyone, ops: total, since: start, progress: progress)
         let bytesSent = drivers.reduce(0) { $0 + $1.status.bytesSent }
+        let after = roads(everyone)
+        progress.step(
+            "heal: roads on all replicas: \(after.inOrder - before.inOrder) in order, "
+                + "\(after.counterShortcuts - before.counterShortcuts) counter shortcuts, "
+                + "\(after.hiddenWrites - before.hiddenWrites) hidden, \(after.refolds - before.refolds) re-folds "
+                + "replaying \(after.replayedOps - before.replayedOps) ops")
 
         progress.step("heal: checking \(options.counters) counters on \(everyone.count) replicas")
         var countersExact = true
@@ -138,6 +145,20 @@ enum HealBench {
     }
 
     static func counterPath(_ counter: Int) throws -> Path { try Path("/counters/c\(counter)") }
+
+    /// The merge engines' roads, summed over `replicas`.
+    private static func roads(_ replicas: [Replica]) -> MergeStatistics {
+        var sum = MergeStatistics()
+        for replica in replicas {
+            let statistics = replica.mergeStatistics
+            sum.inOrder += statistics.inOrder
+            sum.counterShortcuts += statistics.counterShortcuts
+            sum.hiddenWrites += statistics.hiddenWrites
+            sum.refolds += statistics.refolds
+            sum.replayedOps += statistics.replayedOps
+        }
+        return sum
+    }
 
     /// Seconds a fresh replica takes to merge every leaf's ops (read from the leaves first) and make them
     /// durable: the heal's lower bound per replica.
