@@ -98,6 +98,7 @@ public enum CoverageCounter: String, Codable, Sendable, Hashable, CaseIterable {
     case engineCounterShortcuts = "engine.counterShortcuts"
     case engineHiddenWrites = "engine.hiddenWrites"
     case engineRefolds = "engine.refolds"
+    case engineRefoldsCut = "engine.refoldsCut"
     case engineReplayedOps = "engine.replayedOps"
     case engineRedecidedOps = "engine.redecidedOps"
     case engineBatchedIntoRefolds = "engine.batchedIntoRefolds"

@@ -216,6 +216,7 @@ final class SimulatedReplica {
         coverage.bump(.engineCounterShortcuts, by: statistics.counterShortcuts)
         coverage.bump(.engineHiddenWrites, by: statistics.hiddenWrites)
         coverage.bump(.engineRefolds, by: statistics.refolds)
+        coverage.bump(.engineRefoldsCut, by: statistics.cutRefolds)
         coverage.bump(.engineReplayedOps, by: statistics.replayedOps)
         coverage.bump(.engineRedecidedOps, by: statistics.redecidedOps)
         coverage.bump(.engineBatchedIntoRefolds, by: statistics.batchedIntoRefolds)

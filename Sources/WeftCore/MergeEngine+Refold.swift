@@ -35,24 +35,33 @@ extension MergeEngine {
         }
         let inside = { (path: Path) in insideJoined(path.keys, []) }
         let (ops, outside) = collect(regions)
-        statistics.replayedOps += ops.count
-        if ops.count > statistics.replayedOpsMax {
-            statistics.replayedOpsMax = ops.count
-            statistics.largestRegion = roots.count == 1 ? roots[0] : .root
-        }
         let lastStamp = ops.last?.stamp
         var flipped: [Op] = []
-        for op in ops {
+        var replayed = 0
+        defer {
+            statistics.replayedOps += replayed
+            if replayed > statistics.replayedOpsMax {
+                statistics.replayedOpsMax = replayed
+                statistics.largestRegion = roots.count == 1 ? roots[0] : .root
+            }
+        }
+        var cut = CutSearch(roots: roots, change: stamp, arriving: arriving, arrivingStamps: arrivingStamps, outside: outside)
+        for (position, op) in ops.enumerated() {
+            replayed += 1
             while let next = pending.first, let point = regions[next].start, point < op.stamp {
                 mini.write(regions[next].value ?? .null, at: regions[next].root)
                 regions[next].ready = true
                 pending.removeFirst()
             }
-            defer { keepSnapshots(of: &regions, after: op.stamp, last: op.stamp == lastStamp, in: mini) }
+            defer { keepSnapshots(of: &regions, after: op.stamp, last: op.stamp == lastStamp || cut.found, in: mini) }
             let previous = unusualOutcomes[op.stamp] ?? .applied
             // Ops stamped before the change keep their outcomes; so do those above the regions.
             if op.stamp < stamp || outside.contains(op.stamp) {
                 Fold.replay(op, outcome: previous, to: &mini, registry: registry)
+                if cut.isCut(after: op, at: position, outcome: previous, previous: previous, in: ops, engine: self) {
+                    statistics.cutRefolds += 1
+                    break
+                }
                 continue
             }
             statistics.redecidedOps += 1
@@ -74,6 +83,10 @@ extension MergeEngine {
             }
             if outcome != previous || arrivingStamps.contains(op.stamp) { record(outcome, of: op, report: &report) }
             if spansOut, previous == .applied, outcome != .applied { flipped.append(op) }
+            if cut.isCut(after: op, at: position, outcome: outcome, previous: previous, in: ops, engine: self) {
+                statistics.cutRefolds += 1
+                break
+            }
         }
         for next in pending { mini.write(regions[next].value ?? .null, at: regions[next].root) }
         for region in regions {
@@ -86,7 +99,7 @@ extension MergeEngine {
             node.snapshots = snapshots
             node.snapshotsTakenAt = index.arrivals
         }
-        for root in roots {
+        for root in roots where !cut.found {
             let new = mini.value(at: root)
             let old = state.value(at: root)
             guard new != old else { continue }
@@ -96,6 +109,101 @@ extension MergeEngine {
         // A batch that no longer applies must also be taken back where it wrote outside these regions.
         for op in flipped {
             refold(after: op.stamp, anchors: op.anchors.filter { !inside($0) }, arriving: [], report: &report)
+        }
+    }
+
+    /// Where a re-fold may stop early. Past the change and every arriving op, an op that wrote a whole
+    /// subtree holding a region and kept its applied outcome (a `set`, a merge child or a transaction,
+    /// at the region's root or above) *seals* the region: from there on the region sees the same ops
+    /// and values as before the change. An op past the change whose outcome changes unseals the regions
+    /// it touches. Once every region is sealed, later ops decide as before, except transactions, whose
+    /// rule depends on the ops added: so the re-fold stops there when no later transaction changes its
+    /// outcome, and the regions' current states are their re-folded states.
+    struct CutSearch {
+        let roots: [Path]
+        /// The change and the arriving ops are at or before this stamp.
+        let after: Stamp
+        let arriving: [Op]
+        let arrivingStamps: Set<Stamp>
+        let outside: Set<Stamp>
+        private var sealed: [Bool]
+        private var sealedCount = 0
+        /// The position of the last op in the re-fold whose transaction outcome flips; computed when
+        /// every region is first sealed (-1: none).
+        private var lastFlipping: Int?
+        private(set) var found = false
+
+        init(roots: [Path], change: Stamp, arriving: [Op], arrivingStamps: Set<Stamp>, outside: Set<Stamp>) {
+            self.roots = roots
+            after = arriving.reduce(change) { max($0, $1.stamp) }
+            self.arriving = arriving
+            self.arrivingStamps = arrivingStamps
+            self.outside = outside
+            sealed = Array(repeating: false, count: roots.count)
+        }
+
+        /// Takes in the decision on `op`, at `position` in the replayed `ops`; true when the re-fold can
+        /// stop after it.
+        mutating func isCut(
+            after op: Op, at position: Int, outcome: Outcome, previous: Outcome, in ops: [Op], engine: MergeEngine
+        ) -> Bool {
+            guard op.stamp > after else { return false }
+            if outcome != previous {
+                if sealedCount > 0 {
+                    let anchors = op.anchors
+                    for index in roots.indices where sealed[index] && anchors.contains(where: { $0.isRelated(to: roots[index]) }) {
+                        sealed[index] = false
+                        sealedCount -= 1
+                    }
+                }
+                return false
+            }
+            guard outcome == .applied else { return false }
+            switch op.kind {
+            case .set, .transaction, .merge: break
+            case .increment, .batch, .call: return false
+            }
+            for index in roots.indices where !sealed[index] && Self.rewrites(op, wholly: roots[index]) {
+                sealed[index] = true
+                sealedCount += 1
+            }
+            guard sealedCount == roots.count else { return false }
+            if lastFlipping == nil { lastFlipping = lastFlipping(in: ops, engine: engine) }
+            guard let lastFlipping, position > lastFlipping else { return false }
+            found = true
+            return true
+        }
+
+        /// True when `op`, applied, writes a whole subtree that holds `root`: a set or a transaction of it
+        /// or of an ancestor, or a merge child at it or at an ancestor.
+        static func rewrites(_ op: Op, wholly root: Path) -> Bool {
+            switch op.kind {
+            case .set, .transaction: return op.path.isAncestorOrSelf(of: root)
+            case .merge(let children):
+                let base = op.path.keys
+                guard base.count <= root.depth, root.keys.starts(with: base) else { return false }
+                return children.contains { child in
+                    let relative = child.relative.keys
+                    return base.count + relative.count <= root.depth && root.keys[base.count...].starts(with: relative)
+                }
+            case .increment, .batch, .call: return false
+            }
+        }
+
+        /// The position of the last transaction stamped after `after` whose outcome the arriving ops
+        /// change (one applied before that the rule now rejects), or -1.
+        func lastFlipping(in ops: [Op], engine: MergeEngine) -> Int {
+            for position in ops.indices.reversed() {
+                let op = ops[position]
+                guard op.stamp > after else { return -1 }
+                guard case .transaction = op.kind, !outside.contains(op.stamp) else { continue }
+                let previous = engine.unusualOutcomes[op.stamp] ?? .applied
+                guard previous == .applied else { continue }
+                if !engine.transactionStillValid(op, previous: previous, arriving: arriving, arrivingStamps: arrivingStamps) {
+                    return position
+                }
+            }
+            return -1
         }
     }
 

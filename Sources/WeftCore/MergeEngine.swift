@@ -476,6 +476,9 @@ public struct MergeStatistics: Sendable, Hashable {
     public var hiddenWrites = 0
     /// Region re-folds (one may serve several late ops of a batch).
     public var refolds = 0
+    /// Re-folds that stopped early, at an op that rewrote their whole region after the change and the
+    /// arriving ops: from there on, the region was the same as before.
+    public var cutRefolds = 0
     /// Ops of a batch taken into a pending re-fold of their region instead of being applied one by one.
     public var batchedIntoRefolds = 0
     /// Ops replayed by all re-folds together.

@@ -77,7 +77,7 @@ enum MergeBench {
         let stats = engine.statistics
         progress.step(
             "roads: \(stats.inOrder) in order, \(stats.counterShortcuts) counter shortcuts, \(stats.hiddenWrites) hidden, "
-                + "\(stats.refolds) re-folds replaying \(stats.replayedOps) ops (\(stats.redecidedOps) decided again, "
+                + "\(stats.refolds) re-folds (\(stats.cutRefolds) cut short) replaying \(stats.replayedOps) ops (\(stats.redecidedOps) decided again, "
                 + "\(stats.batchedIntoRefolds) batched in; \(stats.checkpointStarts) regions from snapshots or checkpoints; "
                 + "largest \(stats.replayedOpsMax) at \(stats.largestRegion?.description ?? "-"))")
         let count = Double(ops.count)
