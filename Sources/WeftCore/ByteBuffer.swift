@@ -152,12 +152,23 @@ public struct ByteReader {
 /// bytes instead of building and validating every key again. A fixed number of slots, the newest path
 /// taking the slot of its hash.
 final class PathCache {
-    private static let slotCount = 256
-    private var slots: [(bytes: ArraySlice<UInt8>, path: Path)?] = Array(repeating: nil, count: PathCache.slotCount)
+    /// Most slots a cache has.
+    static let slotCountMax = 256
+    private let slotCount: Int
+    private var slots: [(bytes: ArraySlice<UInt8>, path: Path)?]
+
+    /// A cache for about `expectedPaths` paths: a power of two of slots, from 8 to ``slotCountMax``
+    /// (a small frame does not make and free hundreds of empty slots).
+    init(expectedPaths: Int = PathCache.slotCountMax) {
+        var count = 8
+        while count < min(expectedPaths, Self.slotCountMax) { count <<= 1 }
+        slotCount = count
+        slots = Array(repeating: nil, count: count)
+    }
 
     /// The path encoded by `bytes`, if decoded before.
     func path(encodedBy bytes: ArraySlice<UInt8>) -> Path? {
-        guard let slot = slots[Self.slot(of: bytes)], slot.bytes.count == bytes.count else { return nil }
+        guard let slot = slots[slot(of: bytes)], slot.bytes.count == bytes.count else { return nil }
         let equal = slot.bytes.withUnsafeBufferPointer { held in
             bytes.withUnsafeBufferPointer { wanted in held.elementsEqual(wanted) }
         }
@@ -166,10 +177,10 @@ final class PathCache {
 
     /// Keeps `path`, decoded from `bytes`.
     func store(_ path: Path, encodedBy bytes: ArraySlice<UInt8>) {
-        slots[Self.slot(of: bytes)] = (bytes, path)
+        slots[slot(of: bytes)] = (bytes, path)
     }
 
-    private static func slot(of bytes: ArraySlice<UInt8>) -> Int {
+    private func slot(of bytes: ArraySlice<UInt8>) -> Int {
         let hash = bytes.withUnsafeBufferPointer { FastHash.foldBytes($0, into: 0) }
         return Int(truncatingIfNeeded: hash % UInt64(slotCount))
     }

@@ -37,7 +37,8 @@ public struct EncodedOps: Sendable, Hashable, RandomAccessCollection, Expressibl
         var encodings: [ArraySlice<UInt8>] = []
         // A frame's ops name the same paths again and again: each is decoded and validated once.
         let previousCache = reader.paths
-        reader.paths = PathCache()
+        // An op takes at least a dozen bytes, most several dozen: a slot per 16 bytes left is plenty.
+        reader.paths = PathCache(expectedPaths: (reader.bytes.endIndex - reader.offset) / 16)
         defer { reader.paths = previousCache }
         while !reader.isAtEnd {
             guard ops.count < countMax else { throw reader.fail("more than \(countMax) ops") }
