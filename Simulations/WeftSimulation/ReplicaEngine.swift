@@ -19,6 +19,9 @@ protocol ReplicaEngine: AnyObject {
     func outcome(of stamp: Stamp) -> Outcome?
     /// Folds every op stamped at or below `frontier` into the base; returns how many.
     func compact(upTo frontier: Stamp) -> Int
+    /// The frontier a compaction up to `stable` may use (below ops waiting for a function); nil when
+    /// nothing new would fold.
+    func compactionFrontier(upTo stable: Stamp) -> Stamp?
     /// The greatest compacted stamp.
     var frontier: Stamp? { get }
     /// The state folded from the compacted ops.

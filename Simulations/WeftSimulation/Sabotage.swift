@@ -90,6 +90,7 @@ final class SabotagedEngine: ReplicaEngine {
     var base: Value { inner.base }
     var statistics: MergeStatistics { inner.statistics }
     func compact(upTo frontier: Stamp) -> Int { inner.compact(upTo: frontier) }
+    func compactionFrontier(upTo stable: Stamp) -> Stamp? { inner.compactionFrontier(upTo: stable) }
     func outcome(of stamp: Stamp) -> Outcome? { inner.outcome(of: stamp) }
 
     func apply(_ ops: [Op]) -> ApplyReport {

@@ -161,7 +161,7 @@ final class SimulatedReplica {
             else { return 0 }
             frontier = min(frontier ?? op.stamp, op.stamp)
         }
-        guard let frontier, engine.frontier.map({ frontier > $0 }) ?? true else { return 0 }
+        guard let candidate = frontier, let frontier = engine.compactionFrontier(upTo: candidate) else { return 0 }
         for member in members.sorted() {
             let after = compacted[member]
             let candidates = engine.ops(from: member, after: after, limit: Int(stable[member] - after))

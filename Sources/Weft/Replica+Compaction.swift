@@ -49,7 +49,7 @@ extension Replica {
         condition.lock()
         defer { condition.unlock() }
         let engine = try writableEngine()
-        guard let frontier = stableFrontier, engine.frontier.map({ frontier > $0 }) ?? true else {
+        guard let stable = stableFrontier, let frontier = engine.compactionFrontier(upTo: stable) else {
             return (0, engine.frontier)
         }
         try committer.waitUntilIdle()

@@ -23,10 +23,29 @@ extension MergeEngine {
     /// compacted.
     public func stamp(of origin: ReplicaID, sequence: UInt64) -> Stamp? { origins[origin]?[sequence] }
 
+    /// The frontier a compaction up to `stable` may use: `stable` itself, or, when an op waiting for a
+    /// function is stamped at or below it, the last logged op before the earliest such op. A waiting
+    /// call must still run at its place in stamp order once its function is registered, so it and every
+    /// op after it stay in the log. Nil when that leaves nothing new to fold.
+    ///
+    /// ```swift
+    /// if let frontier = engine.compactionFrontier(upTo: stable) { engine.compact(upTo: frontier) }
+    /// ```
+    public func compactionFrontier(upTo stable: Stamp) -> Stamp? {
+        var frontier = stable
+        if let earliest = waiting.keys.min(), earliest <= stable {
+            guard let before = loggedOps().lazy.map(\.stamp).filter({ $0 < earliest }).max() else { return nil }
+            frontier = before
+        }
+        if let current = self.frontier, frontier <= current { return nil }
+        return frontier
+    }
+
     /// Folds every op stamped at or below `frontier` into the base and drops it from the log.
     ///
-    /// The state and its digest do not change. Callers pass a stable frontier: every member has every
-    /// op at or below it, so no op at or below it can still arrive.
+    /// The state and its digest do not change. Callers pass a stable frontier (every member has every
+    /// op at or below it, so no op at or below it can still arrive), as ``compactionFrontier(upTo:)``
+    /// caps it below ops waiting for a function.
     /// - Returns: the number of ops folded into the base.
     @discardableResult
     public func compact(upTo newFrontier: Stamp) -> Int {

@@ -92,6 +92,38 @@ import WeftStore
         await fixture.finish()
     }
 
+    /// A call waiting for a function this replica lacks stays in the log with every op after it, so it
+    /// still runs at its place in stamp order once the function is registered, also after a reopen.
+    @Test(arguments: ReplicaKind.allCases)
+    func compactionStopsBelowAWaitingCall(kind: ReplicaKind) async throws {
+        let fixture = try ReplicaFixture(kind)
+        let now = fixture.clock.now
+        let ops = [
+            Sample.remote(5, sequence: 1, millis: now - 40, path: "/n", .set(.int(1))),
+            Sample.remote(5, sequence: 2, millis: now - 30, path: "/n", .call(FunctionCall(name: "double", version: 1, arguments: .null))),
+            Sample.remote(5, sequence: 3, millis: now - 20, path: "/n", .increment(by: .int(1), from: .int(0))),
+            Sample.remote(5, sequence: 4, millis: now - 10, path: "/m", .set(.int(5))),
+        ]
+        let double: FunctionRegistry.Function = { node, _ in
+            guard case .int(let value) = node else { return nil }
+            return .int(value * 2)
+        }
+        try fixture.replica.applyRemote(ops)
+        fixture.replica.markStable(through: ops[3].stamp)
+        let report = try await fixture.replica.compact()
+        #expect(report.opsFolded == 1)
+        #expect(report.frontier == ops[0].stamp)
+        if kind == .sqlite {
+            try await fixture.reopen()
+        }
+        fixture.replica.register(name: "double", version: 1, double)
+        var registry = FunctionRegistry()
+        registry.register(name: "double", version: 1, double)
+        #expect(fixture.replica.snapshot() == ReferenceFold.fold(ops, registry: registry).state)
+        #expect(fixture.replica.value(at: Sample.path("/n")) == .int(3))
+        await fixture.finish()
+    }
+
     @Test(arguments: ReplicaKind.allCases)
     func nothingIsCompactedBeforeAFrontierIsStable(kind: ReplicaKind) async throws {
         let fixture = try ReplicaFixture(kind)
