@@ -35,6 +35,8 @@ struct CommitEntry: Sendable {
     var statusChanges: [StoreBatch.StatusChange] = []
     /// Version vectors to record.
     var peerVectors: [ReplicaID: VersionVector] = [:]
+    /// The replicas sync counts as members, replacing those stored (see ``Replica/persistMembers(_:)``).
+    var members: [ReplicaID]?
     /// The new stable frontier (compaction only).
     var frontier: Stamp?
     /// The touches of the ops the compaction folded (compaction only), kept for the next open.
@@ -46,6 +48,7 @@ struct CommitEntry: Sendable {
 
     init(clockTime: UInt64) { self.clockTime = clockTime }
 
-    /// True for an entry committed in a batch of its own (a compaction reads the store as it is).
-    var isIsolated: Bool { frontier != nil || !baseWrites.isEmpty || maintenance != nil }
+    /// True for an entry committed in a batch of its own (a compaction reads the store as it is; a
+    /// change of membership is rare and carries what only isolated batches carry).
+    var isIsolated: Bool { frontier != nil || !baseWrites.isEmpty || maintenance != nil || members != nil }
 }

@@ -143,6 +143,7 @@ struct PendingCommits: Sendable {
             if let entry = segment.isolated {
                 batch.baseWrites = entry.baseWrites
                 batch.peerVectors = entry.peerVectors
+                batch.members = entry.members
                 batch.frontier = entry.frontier
                 batch.compactedTouches = entry.compactedTouches
                 maintenance = entry.maintenance

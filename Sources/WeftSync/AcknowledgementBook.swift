@@ -32,8 +32,15 @@ public struct AcknowledgementBook: Sendable, Hashable {
     public var peersRequired: Int
     /// The highest acknowledged version vector of each peer.
     public private(set) var acknowledged: [ReplicaID: VersionVector] = [:]
-    /// The highest stable frontier a peer announced (a hub knows every member; its leaves do not).
-    public private(set) var announcedStable = VersionVector()
+    /// The highest stable frontier each peer announced. Only a hub's counts (a hub knows every member;
+    /// its leaves, and peers in a chain, may not: a leaf's frontier, made from the hub's own acks, would
+    /// otherwise lead the hub to call stable what a member without ops of its own lacks).
+    public private(set) var announced: [ReplicaID: VersionVector] = [:]
+
+    /// The highest stable frontier the hubs announced.
+    public var announcedStable: VersionVector {
+        announced.reduce(VersionVector()) { hubs.contains($1.key) ? $0.merged(with: $1.value) : $0 }
+    }
 
     /// A book for `local` within `members`.
     ///
@@ -64,22 +71,24 @@ public struct AcknowledgementBook: Sendable, Hashable {
         precondition(replica != local, "the local replica is always a member")
         members.remove(replica)
         acknowledged.removeValue(forKey: replica)
+        announced.removeValue(forKey: replica)
     }
 
     /// Records an acknowledgement; vectors only grow.
     public mutating func record(_ acknowledgement: Acknowledgement, from peer: ReplicaID) {
         acknowledged[peer, default: VersionVector()] = acknowledged[peer, default: VersionVector()]
             .merged(with: acknowledgement.versionVector)
-        announcedStable = announcedStable.merged(with: acknowledgement.stableFrontier)
+        announced[peer, default: VersionVector()] = announced[peer, default: VersionVector()]
+            .merged(with: acknowledgement.stableFrontier)
     }
 
     /// The ops every member has: the pointwise minimum of the members' acknowledged vectors and the
-    /// local one, raised to any frontier a peer announced as stable.
+    /// local one, raised to any frontier a hub announced as stable.
     public func stableFrontier(local localVector: VersionVector) -> VersionVector {
         var vectors = [localVector]
         for member in members where member != local { vectors.append(acknowledged[member] ?? VersionVector()) }
         let minimum = VersionVector.minimum(vectors)
-        // A peer's announcement cannot make stable what this replica does not hold yet.
+        // A hub's announcement cannot make stable what this replica does not hold yet.
         let result = VersionVector.minimum([minimum.merged(with: announcedStable), localVector])
         precondition(localVector.covers(minimum), "the stable frontier exceeds the local log")
         precondition(localVector.covers(result), "the stable frontier exceeds the local log")

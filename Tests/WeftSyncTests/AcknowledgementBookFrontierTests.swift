@@ -62,6 +62,23 @@ import WeftCore
         #expect(book.stableFrontier(local: VersionVector([me: 8, peerA: 3])) == VersionVector([me: 6, peerA: 2]))
         #expect(book.level(origin: peerA, sequence: 2, local: VersionVector([me: 8, peerA: 3])) == .stable)
     }
+
+    /// A hub hears from every member itself: a leaf's announced frontier (made from the hub's own acks,
+    /// by a leaf that does not know every member) raises nothing, and a member that has not acked still
+    /// holds the frontier back. An announcement that came before the sender became a hub counts once it
+    /// is one.
+    @Test func onlyAHubsAnnouncedFrontierRaisesTheStableFrontier() {
+        var book = AcknowledgementBook(local: me, members: [me, peerA, peerB])
+        let local = VersionVector([me: 10])
+        book.record(ack([me: 10], stable: [me: 10]), from: peerA)
+        #expect(book.stableFrontier(local: local) == VersionVector())
+        book.record(ack([me: 4]), from: peerB)
+        #expect(book.stableFrontier(local: local) == VersionVector([me: 4]))
+        book.record(ack([me: 10], stable: [me: 8]), from: hub)
+        #expect(book.stableFrontier(local: local) == VersionVector([me: 4]))
+        book.addHub(hub)
+        #expect(book.stableFrontier(local: local) == VersionVector([me: 8]))
+    }
 }
 
 @Suite struct AcknowledgementBookLevelTests {

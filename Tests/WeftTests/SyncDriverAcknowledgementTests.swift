@@ -118,6 +118,52 @@ import WeftSync
         for fixture in fixtures { await fixture.finish() }
     }
 
+    /// A member that holds no ops of its own is known after the hub restarts: the hub's membership is
+    /// stored, so the hub's own write cannot become stable before that member acks it again (and the
+    /// other leaf's announced frontier, which does not know that member, does not count).
+    @Test func aRestartedHubStillWaitsForAMemberWithoutOps() async throws {
+        let fixtures = try Self.fixtures(3)
+        let (left, quiet) = (fixtures[1].replica, fixtures[2].replica)
+        var hubDriver = try Self.driver(fixtures[0].replica, role: .hub, others: [left, quiet])
+        var drivers: [SyncDriver] = [hubDriver]
+        do {
+            let port = try await hubDriver.listen(on: "127.0.0.1", port: 0)
+            let leftDriver = try Self.driver(left, role: .peer, others: [fixtures[0].replica])
+            let quietDriver = try Self.driver(quiet, role: .peer, others: [fixtures[0].replica])
+            drivers += [leftDriver, quietDriver]
+            try await leftDriver.addPeer(host: "127.0.0.1", port: port)
+            try await quietDriver.addPeer(host: "127.0.0.1", port: port)
+            let first = try left.submit(path: Sample.path("/left"), kind: .set(.int(1)))
+            try await Self.reach(first, .stable)
+            for driver in drivers { await driver.shutdown() }
+            drivers = []
+
+            try await fixtures[0].reopen()
+            let hub = fixtures[0].replica
+            hubDriver = try Self.driver(hub, role: .hub, others: [left, quiet])
+            drivers = [hubDriver]
+            let newPort = try await hubDriver.listen(on: "127.0.0.1", port: 0)
+            let leftAgain = try Self.driver(left, role: .peer, others: [hub])
+            drivers.append(leftAgain)
+            try await leftAgain.addPeer(host: "127.0.0.1", port: newPort)
+            let second = try hub.submit(path: Sample.path("/left"), kind: .set(.int(2)))
+            try await Self.reach(second, .acknowledged)
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(second.status == .acknowledged, "the quiet member is away: the write cannot be stable")
+            let quietAgain = try Self.driver(quiet, role: .peer, others: [hub])
+            drivers.append(quietAgain)
+            try await quietAgain.addPeer(host: "127.0.0.1", port: newPort)
+            try await Self.reach(second, .stable)
+            #expect(quiet.value(at: Sample.path("/left")) == .int(2))
+        } catch {
+            for driver in drivers { await driver.shutdown() }
+            for fixture in fixtures { await fixture.finish() }
+            throw error
+        }
+        for driver in drivers { await driver.shutdown() }
+        for fixture in fixtures { await fixture.finish() }
+    }
+
     @Test func theStampFrontierStaysBelowTheFirstOpNotEveryMemberHolds() async throws {
         let fixture = try ReplicaFixture(.memory)
         let replica = fixture.replica

@@ -209,6 +209,7 @@ extension SyncDriver {
         if becameConnected, let peer = status.peer, let role = status.peerRole, role != .client {
             // Membership: every replica this one replicates with directly (see Docs/PROTOCOL.md).
             if role == .hub { acknowledgements.addHub(peer) } else { acknowledgements.addMember(peer) }
+            persistMembershipIfChanged()
         }
         if becameConnected {
             channel.wasConnected = true
@@ -244,6 +245,15 @@ extension SyncDriver {
 // MARK: - Acknowledgements
 
 extension SyncDriver {
+    /// Stores the membership when it grew since it was last stored, so that a restarted replica still
+    /// waits for every member before it calls ops stable. Called when a peer connects: members known
+    /// only as origins of ops need no storing, since the log names them again after a restart.
+    func persistMembershipIfChanged() {
+        guard acknowledgements.members != persistedMembers else { return }
+        persistedMembers = acknowledgements.members
+        target.persistMembers(Array(persistedMembers))
+    }
+
     /// An acknowledgement arrived: the replica's own ops held by a hub or a peer become acknowledged, and
     /// when the stable frontier moves, the replica learns it and every session announces it.
     func acknowledgementsChanged() {

@@ -40,6 +40,8 @@ public final class SyncDriver: @unchecked Sendable {
     var isShuttingDown = false
     /// What every replicating peer acknowledged, across sessions; membership and the stable frontier.
     var acknowledgements: AcknowledgementBook
+    /// The members last stored through the target (see ``persistMembershipIfChanged()``).
+    var persistedMembers: Set<ReplicaID>
     /// The stable frontier last computed from `acknowledgements`, announced in acks.
     var stableFrontier = VersionVector()
     /// Bytes of inbound connections closed since (outbound peers keep theirs in their status).
@@ -79,7 +81,10 @@ public final class SyncDriver: @unchecked Sendable {
         }
         self.target = target
         self.configuration = configuration
-        acknowledgements = AcknowledgementBook(local: configuration.replica, members: [])
+        // Members known before a restart hold the stable frontier back until they ack again.
+        acknowledgements = AcknowledgementBook(
+            local: configuration.replica, members: Set(target.persistedMembers).subtracting([configuration.replica]))
+        persistedMembers = acknowledgements.members
         self.logger = logger
         clientService = clients.map { _SyncClientService(backend: $0) }
         target.addOpsAppendedListener { [weak self] in self?.requestPump() }

@@ -13,6 +13,24 @@ extension Replica: SyncTarget {
             opsKnown: versionVector.total, opsInLog: logOpCount, bytesOnDisk: path == nil ? nil : try? bytesOnDisk())
     }
 
+    var persistedMembers: [ReplicaID] {
+        do {
+            return try store.members()
+        } catch {
+            // Membership is relearned as peers connect; stability then waits for them, never less.
+            return []
+        }
+    }
+
+    func persistMembers(_ members: [ReplicaID]) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !isShuttingDown else { return }
+        var entry = CommitEntry(clockTime: clock.lastTime)
+        entry.members = members.sorted()
+        committer.enqueue(entry)
+    }
+
     func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void) {
         let waiter = _DurableWaiter(replica: self, listener: listener)
         let token = addChangeListener { _ in waiter.changed() }

@@ -42,6 +42,13 @@ protocol SyncTarget: AnyObject, Sendable {
     /// replica is known to hold. The target derives a stamp frontier from them (see `Replica`).
     func markStable(covering vector: VersionVector, known: VersionVector)
 
+    /// The members stored by ``persistMembers(_:)``, read when a driver starts: after a restart, a member
+    /// that holds no ops of its own still holds the stable frontier back until it acks again.
+    var persistedMembers: [ReplicaID] { get }
+
+    /// Stores the replicas sync counts as members (called when the set changes).
+    func persistMembers(_ members: [ReplicaID])
+
     /// How big the local log is, for `weft status`: ops held one by one, ops folded, bytes on disk.
     var logStatus: SyncLogStatus { get }
 }
@@ -62,6 +69,12 @@ extension SyncTarget {
 
     /// Ignores stability (a target that never compacts).
     func markStable(covering vector: VersionVector, known: VersionVector) {}
+
+    /// No members kept (a target that does not persist its membership).
+    var persistedMembers: [ReplicaID] { [] }
+
+    /// Ignores membership (a target that does not persist it).
+    func persistMembers(_ members: [ReplicaID]) {}
 
     /// The durable vector's total, every op held in the log, size unknown.
     var logStatus: SyncLogStatus {
