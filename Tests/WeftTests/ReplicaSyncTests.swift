@@ -1,3 +1,8 @@
+#if canImport(Combine)
+    import Combine
+#else
+    import OpenCombine
+#endif
 import Foundation
 import Logging
 import Testing
@@ -62,6 +67,42 @@ import WeftCore
         await #expect(throws: WeftError.self) { try await phone.connect(to: "127.0.0.1:\(port)", token: Self.secret) }
         await hub.shutdown()
         #expect(hub.syncStatus.listeningAddress == nil)
+    }
+
+    /// The Combine form of the status: the status now, each change, and completion at shutdown.
+    @Test func theStatusPublisherShowsTheConnectionAndFinishesAtShutdown() async throws {
+        let hub = Replica.inMemory()
+        let phone = Replica.inMemory()
+        let seen = StatusLog()
+        let cancellable = phone.syncStatusPublisher().sink(
+            receiveCompletion: { _ in seen.finish() }, receiveValue: { seen.add($0) })
+        #expect(seen.statuses.count == 1, "the status now comes at once")
+        let port = try await hub.listen(on: "127.0.0.1:0", token: Self.secret)
+        try await phone.connect(to: "127.0.0.1:\(port)", token: Self.secret)
+        try await SyncFixture.wait("the publisher to show the connection") {
+            seen.statuses.contains { $0.connectedCount == 1 }
+        }
+        await phone.shutdown()
+        #expect(seen.isFinished)
+        #expect(seen.statuses.last?.connectedCount == 0, "it ended with the connection closed")
+        var lateFinished = false
+        let late = phone.syncStatusPublisher().sink(receiveCompletion: { _ in lateFinished = true }, receiveValue: { _ in })
+        #expect(lateFinished, "a subscriber after shutdown gets the completion")
+        late.cancel()
+        cancellable.cancel()
+        await hub.shutdown()
+    }
+
+    /// What a status publisher delivered, from any thread.
+    final class StatusLog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var seen: [SyncDriverStatus] = []
+        private var finished = false
+
+        func add(_ status: SyncDriverStatus) { lock.withLock { seen.append(status) } }
+        func finish() { lock.withLock { finished = true } }
+        var statuses: [SyncDriverStatus] { lock.withLock { seen } }
+        var isFinished: Bool { lock.withLock { finished } }
     }
 
     @Test func aWrongTokenNeverConnectsAndTheStatusSaysWhy() async throws {

@@ -1,3 +1,8 @@
+#if canImport(Combine)
+    import Combine
+#else
+    import OpenCombine
+#endif
 import Foundation
 import Logging
 import WeftCore
@@ -119,6 +124,16 @@ extension Replica {
     /// ```
     public func syncStatusUpdates() -> AsyncStream<SyncDriverStatus> { syncLink.updates() }
 
+    /// The sync status as a Combine publisher: the status now, then after each change; it finishes when
+    /// ``shutdown()`` stops sync (a subscriber that comes later gets the completion alone).
+    ///
+    /// ```swift
+    /// let cancellable = replica.syncStatusPublisher().sink { status in
+    ///     banner.isHidden = status.connectedCount > 0
+    /// }
+    /// ```
+    public func syncStatusPublisher() -> AnyPublisher<SyncDriverStatus, Never> { syncLink.publisher }
+
     /// Stops sync: closes every session and the listener and stops the loop. Part of ``shutdown()``.
     func stopSync() async { await syncLink.stop() }
 }
@@ -132,6 +147,12 @@ final class _ReplicaSyncLink: @unchecked Sendable {
     private var latest = SyncDriverStatus(listeningAddress: nil, peers: [])
     private var observers: [Int: AsyncStream<SyncDriverStatus>.Continuation] = [:]
     private var nextObserver = 0
+    /// Holds the latest status for Combine subscribers; sent to only from the driver's loop thread and
+    /// from ``stop()``, after the driver stopped.
+    private let subject = CurrentValueSubject<SyncDriverStatus, Never>(
+        SyncDriverStatus(listeningAddress: nil, peers: []))
+
+    var publisher: AnyPublisher<SyncDriverStatus, Never> { subject.eraseToAnyPublisher() }
 
     var status: SyncDriverStatus { lock.withLock { latest } }
 
@@ -169,6 +190,7 @@ final class _ReplicaSyncLink: @unchecked Sendable {
             return Array(observers.values)
         }
         for continuation in continuations { continuation.yield(status) }
+        subject.send(status)
     }
 
     func updates() -> AsyncStream<SyncDriverStatus> {
@@ -208,6 +230,8 @@ final class _ReplicaSyncLink: @unchecked Sendable {
             continuation.yield(last)
             continuation.finish()
         }
+        subject.send(last)
+        subject.send(completion: .finished)
     }
 }
 
