@@ -50,7 +50,12 @@ extension MergeEngine {
     @discardableResult
     public func compact(upTo newFrontier: Stamp) -> Int {
         if let frontier { precondition(newFrontier >= frontier, "compaction frontier moves forward only") }
-        let folded = loggedOps().filter { $0.stamp <= newFrontier }.sorted { $0.stamp < $1.stamp }
+        // Each origin's ops at or below the frontier are a prefix of its log: no walk over the rest.
+        var folded: [Op] = []
+        for originLog in origins.values {
+            originLog.forEachOp(through: newFrontier) { op in if !isWaiting(op.stamp) { folded.append(op) } }
+        }
+        folded.sort { $0.stamp < $1.stamp }
         var touches: [TouchKey: UInt64] = [:]
         for op in folded {
             Fold.replay(op, outcome: unusualOutcomes[op.stamp] ?? .applied, to: &base, registry: registry)

@@ -617,6 +617,16 @@ struct OriginLog {
         for slot in slots[cleared...] { if let op = slot { body(op) } }
     }
 
+    /// Calls `body` with every op held stamped at or before `stamp`, in sequence order: a prefix of the
+    /// log, since an origin's stamps grow with its sequence.
+    func forEachOp(through stamp: Stamp, _ body: (Op) -> Void) {
+        for slot in slots[cleared...] {
+            guard let op = slot else { continue }
+            if op.stamp > stamp { return }
+            body(op)
+        }
+    }
+
     /// False when the op's sequence is compacted or held by another op, or when a known op of the same
     /// origin with a lower sequence has a later stamp, or one with a higher sequence an earlier stamp.
     func fits(_ op: Op) -> Bool {
