@@ -59,9 +59,7 @@ extension Replica {
         } catch {
             throw WeftError.wrapping(error)
         }
-        for op in engine.sortedOps() where op.stamp <= frontier && engine.outcome(of: op.stamp) != .waiting {
-            baseVector.advance(origin: op.origin, to: op.sequence)
-        }
+        engine.forEachLoggedOp(through: frontier) { op in baseVector.advance(origin: op.origin, to: op.sequence) }
         let folded = engine.compact(upTo: frontier)
         var entry = CommitEntry(clockTime: clock.lastTime)
         entry.frontier = frontier

@@ -41,6 +41,15 @@ extension MergeEngine {
         return frontier
     }
 
+    /// Calls `body` with every op in the log (not waiting) stamped at or below `frontier`, origin by
+    /// origin in sequence order. Each origin's ops at or below it are a prefix of its log (its stamps
+    /// grow with its sequence), so the rest of the log is not walked.
+    public func forEachLoggedOp(through frontier: Stamp, _ body: (Op) -> Void) {
+        for originLog in origins.values {
+            originLog.forEachOp(through: frontier) { op in if !isWaiting(op.stamp) { body(op) } }
+        }
+    }
+
     /// Folds every op stamped at or below `frontier` into the base and drops it from the log.
     ///
     /// The state and its digest do not change. Callers pass a stable frontier (every member has every
@@ -50,11 +59,8 @@ extension MergeEngine {
     @discardableResult
     public func compact(upTo newFrontier: Stamp) -> Int {
         if let frontier { precondition(newFrontier >= frontier, "compaction frontier moves forward only") }
-        // Each origin's ops at or below the frontier are a prefix of its log: no walk over the rest.
         var folded: [Op] = []
-        for originLog in origins.values {
-            originLog.forEachOp(through: newFrontier) { op in if !isWaiting(op.stamp) { folded.append(op) } }
-        }
+        forEachLoggedOp(through: newFrontier) { folded.append($0) }
         folded.sort { $0.stamp < $1.stamp }
         var touches: [TouchKey: UInt64] = [:]
         for op in folded {
