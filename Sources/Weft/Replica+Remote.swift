@@ -37,14 +37,13 @@ extension Replica {
             if start == 0 {
                 // Most calls are one chunk: its report is the answer, without copying its outcomes.
                 total = report
-                start = end
-                continue
+            } else {
+                total.changes += report.changes
+                total.outcomes.merge(report.outcomes) { $1 }
+                total.duplicates += report.duplicates
+                total.refused += report.refused
+                total.admitted += report.admitted.map { $0 + start }
             }
-            total.changes += report.changes
-            total.outcomes.merge(report.outcomes) { $1 }
-            total.duplicates += report.duplicates
-            total.refused += report.refused
-            total.admitted += report.admitted.map { $0 + start }
             start = end
         }
         return total

@@ -34,7 +34,9 @@ extension MergeEngine {
     public func compactionFrontier(upTo stable: Stamp) -> Stamp? {
         var frontier = stable
         if let earliest = waiting.keys.min(), earliest <= stable {
-            guard let before = loggedOps().lazy.map(\.stamp).filter({ $0 < earliest }).max() else { return nil }
+            var before: Stamp?
+            forEachLoggedOp(through: earliest) { op in before = max(before ?? op.stamp, op.stamp) }
+            guard let before else { return nil }
             frontier = before
         }
         if let current = self.frontier, frontier <= current { return nil }

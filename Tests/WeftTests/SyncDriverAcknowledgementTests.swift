@@ -32,6 +32,12 @@ import WeftSync
         }
     }
 
+    /// Shuts the drivers down, then the fixtures' replicas.
+    static func stop(_ drivers: [SyncDriver], _ fixtures: [ReplicaFixture]) async {
+        for driver in drivers { await driver.shutdown() }
+        for fixture in fixtures { await fixture.finish() }
+    }
+
     /// Waits for `receipt` to reach `status`, failing after `milliseconds`.
     static func reach(_ receipt: WriteReceipt, _ status: WriteStatus, within milliseconds: Int = 10_000)
         async throws
@@ -110,12 +116,10 @@ import WeftSync
             }
             await rightAgain.shutdown()
         } catch {
-            for driver in drivers { await driver.shutdown() }
-            for fixture in fixtures { await fixture.finish() }
+            await Self.stop(drivers, fixtures)
             throw error
         }
-        for driver in drivers { await driver.shutdown() }
-        for fixture in fixtures { await fixture.finish() }
+        await Self.stop(drivers, fixtures)
     }
 
     /// A member that holds no ops of its own is known after the hub restarts: the hub's membership is
@@ -156,12 +160,10 @@ import WeftSync
             try await Self.reach(second, .stable)
             #expect(quiet.value(at: Sample.path("/left")) == .int(2))
         } catch {
-            for driver in drivers { await driver.shutdown() }
-            for fixture in fixtures { await fixture.finish() }
+            await Self.stop(drivers, fixtures)
             throw error
         }
-        for driver in drivers { await driver.shutdown() }
-        for fixture in fixtures { await fixture.finish() }
+        await Self.stop(drivers, fixtures)
     }
 
     @Test func theStampFrontierStaysBelowTheFirstOpNotEveryMemberHolds() async throws {

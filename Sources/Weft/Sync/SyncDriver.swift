@@ -82,8 +82,7 @@ public final class SyncDriver: @unchecked Sendable {
         self.target = target
         self.configuration = configuration
         // Members known before a restart hold the stable frontier back until they ack again.
-        acknowledgements = AcknowledgementBook(
-            local: configuration.replica, members: Set(target.persistedMembers).subtracting([configuration.replica]))
+        acknowledgements = AcknowledgementBook(local: configuration.replica, members: Set(target.persistedMembers))
         persistedMembers = acknowledgements.members
         self.logger = logger
         clientService = clients.map { _SyncClientService(backend: $0) }
