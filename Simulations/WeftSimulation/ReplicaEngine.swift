@@ -26,6 +26,8 @@ protocol ReplicaEngine: AnyObject {
     var frontier: Stamp? { get }
     /// The state folded from the compacted ops.
     var base: Value { get }
+    /// The touches of the compacted ops, as a snapshot carries them.
+    func allCompactedTouches() -> [CompactedTouch]
     /// Which road the engine took for each op.
     var statistics: MergeStatistics { get }
 }

@@ -88,6 +88,7 @@ final class SabotagedEngine: ReplicaEngine {
     func contains(_ stamp: Stamp) -> Bool { inner.contains(stamp) }
     var frontier: Stamp? { inner.frontier }
     var base: Value { inner.base }
+    func allCompactedTouches() -> [CompactedTouch] { inner.allCompactedTouches() }
     var statistics: MergeStatistics { inner.statistics }
     func compact(upTo frontier: Stamp) -> Int { inner.compact(upTo: frontier) }
     func compactionFrontier(upTo stable: Stamp) -> Stamp? { inner.compactionFrontier(upTo: stable) }

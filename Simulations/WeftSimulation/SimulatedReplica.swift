@@ -240,7 +240,11 @@ struct ReplicaLogView: OpSource {
     let compactionFrontier: VersionVector
     let stableFrontier: VersionVector
 
-    func snapshot() throws -> SyncSnapshot { SyncSnapshot(value: engine.base, frontier: compactionFrontier) }
+    func snapshot() throws -> SyncSnapshot {
+        SyncSnapshot(
+            value: engine.base, frontier: compactionFrontier, stampFrontier: engine.frontier,
+            touches: engine.allCompactedTouches())
+    }
 
     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> [Op] {
         let available = versionVector[origin]

@@ -41,6 +41,11 @@ struct CommitEntry: Sendable {
     var frontier: Stamp?
     /// The touches of the ops the compaction folded (compaction only), kept for the next open.
     var compactedTouches: [CompactedTouch] = []
+    /// Own ops stamped again, each replacing the op held under its sequence (an installed snapshot).
+    var replacedOps: [OpRecord] = []
+    /// Ops this entry makes durable without records of their own (a snapshot's folded ops): the
+    /// durable vector rises to cover them once the entry commits.
+    var durableVector: VersionVector?
     /// The clock's packed time when the entry was made; a commit stores the greatest.
     var clockTime: UInt64
     /// What to do after the commit.
@@ -49,6 +54,9 @@ struct CommitEntry: Sendable {
     init(clockTime: UInt64) { self.clockTime = clockTime }
 
     /// True for an entry committed in a batch of its own (a compaction reads the store as it is; a
-    /// change of membership is rare and carries what only isolated batches carry).
-    var isIsolated: Bool { frontier != nil || !baseWrites.isEmpty || maintenance != nil || members != nil }
+    /// change of membership or an installed snapshot is rare and carries what only isolated batches
+    /// carry).
+    var isIsolated: Bool {
+        frontier != nil || !baseWrites.isEmpty || maintenance != nil || members != nil || durableVector != nil
+    }
 }

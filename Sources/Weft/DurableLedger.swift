@@ -23,6 +23,22 @@ struct DurableLedger: Sendable {
             above[origin, default: []].insert(sequence)
             return
         }
+        advance(origin: origin, to: sequence)
+    }
+
+    /// Records every op `vector` covers as committed (a snapshot's folded ops).
+    mutating func raise(to vector: VersionVector) {
+        for (origin, sequence) in vector.entries where sequence > self.vector[origin] {
+            if let waiting = above[origin] {
+                let kept = waiting.filter { $0 > sequence }
+                above[origin] = kept.isEmpty ? nil : kept
+            }
+            advance(origin: origin, to: sequence)
+        }
+    }
+
+    /// Moves `origin` to `sequence`, and on through the committed sequences waiting just above it.
+    private mutating func advance(origin: ReplicaID, to sequence: UInt64) {
         var reached = sequence
         if var waiting = above[origin] {
             while waiting.remove(reached + 1) != nil { reached += 1 }

@@ -272,6 +272,7 @@ final class GroupCommitter: @unchecked Sendable {
                 for index in records.indices {
                     ledger.add(origin: records[index].op.origin, sequence: records[index].op.sequence)
                 }
+                if let vector = batch.durableVector { ledger.raise(to: vector) }
             }
             condition.broadcast()
             var ready: [CheckedContinuation<Void, any Error>] = []

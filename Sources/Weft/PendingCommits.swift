@@ -27,6 +27,8 @@ struct PendingCommits: Sendable {
         var storeBatch: StoreBatch
         var entries: Int
         var maintenance: CommitEntry.Maintenance?
+        /// The durable vector rises to it once the batch commits (an installed snapshot).
+        var durableVector: VersionVector?
     }
 
     /// The rows of the entries one batch commits: entries are appended to the last segment until it
@@ -140,7 +142,10 @@ struct PendingCommits: Sendable {
             batch.statusChanges = segment.statusChanges
             batch.clockTime = end.clockTime
             var maintenance: CommitEntry.Maintenance?
+            var durableVector: VersionVector?
             if let entry = segment.isolated {
+                durableVector = entry.durableVector
+                batch.replacedOps = entry.replacedOps
                 batch.baseWrites = entry.baseWrites
                 batch.peerVectors = entry.peerVectors
                 batch.members = entry.members
@@ -148,7 +153,10 @@ struct PendingCommits: Sendable {
                 batch.compactedTouches = entry.compactedTouches
                 maintenance = entry.maintenance
             }
-            result.append(Batch(storeBatch: batch, entries: segment.ends.count, maintenance: maintenance))
+            result.append(
+                Batch(
+                    storeBatch: batch, entries: segment.ends.count, maintenance: maintenance,
+                    durableVector: durableVector))
         }
         return result
     }

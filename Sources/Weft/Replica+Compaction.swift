@@ -43,6 +43,23 @@ extension Replica {
             opsFolded: folded, frontier: frontier, bytesBefore: bytesBefore, bytesAfter: try bytesOnDisk())
     }
 
+    /// How many ops ``compact(vacuum:)`` would fold now: those in the log at or below the stable
+    /// frontier (and before any call waiting for a function). A daemon compacts once it passes a bound.
+    ///
+    /// ```swift
+    /// if replica.compactableOpCount() >= 50_000 { try await replica.compact(vacuum: false) }
+    /// ```
+    public func compactableOpCount() -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        guard case .ready = phase, let engine, let stable = stableFrontier,
+            let frontier = engine.compactionFrontier(upTo: stable)
+        else { return 0 }
+        var count = 0
+        engine.forEachLoggedOp(through: frontier) { _ in count += 1 }
+        return count
+    }
+
     /// Compacts the engine and queues the compaction's commit, alone: it reads the store's overrides,
     /// so nothing may be queued or committing, and nothing else is queued while the lock is held.
     private func queueCompaction(vacuum: Bool) throws -> (folded: Int, frontier: Stamp?) {

@@ -173,7 +173,7 @@ extension Replica {
 
     /// Records the revised outcomes of our ops already known: a late op can reject an earlier increment
     /// or transaction (its receipt becomes rejected), or apply a call that was waiting.
-    private func reviseOutcomes(
+    func reviseOutcomes(
         _ report: ApplyReport, records: [OpRecord], into statusChanges: inout [StoreBatch.StatusChange],
         _ engine: MergeEngine
     ) {

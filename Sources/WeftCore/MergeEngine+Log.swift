@@ -52,6 +52,11 @@ extension MergeEngine {
         }
     }
 
+    /// Every touch of the ops folded into the base (those the engine was opened with and those of
+    /// each compaction since), one per path and origin at its highest sequence: what a snapshot of
+    /// the base carries for the transaction rule.
+    public func allCompactedTouches() -> [CompactedTouch] { compactedTouches.touches() }
+
     /// Folds every op stamped at or below `frontier` into the base and drops it from the log.
     ///
     /// The state and its digest do not change. Callers pass a stable frontier (every member has every

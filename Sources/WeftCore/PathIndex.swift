@@ -25,6 +25,11 @@ final class PathIndex {
 
         subscript(key: String) -> Node? { table[Name(text: key)]?.takeUnretainedValue() }
 
+        /// Every child with its key, sorted by key.
+        var keyed: [(key: String, node: Node)] {
+            table.map { ($0.key.text, $0.value.takeUnretainedValue()) }.sorted { $0.key < $1.key }
+        }
+
         /// The child under `key`, unretained, made when missing.
         mutating func unretained(creating key: String) -> Unmanaged<Node> {
             let name = Name(text: key)
@@ -151,6 +156,13 @@ final class PathIndex {
             }
             first = OriginSequence(origin: origin, sequence: sequence)
             rest.append(head)
+        }
+
+        /// Calls `body` with each origin and its sequence, in no particular order.
+        func forEach(_ body: (OriginSequence) -> Void) {
+            guard let first else { return }
+            body(first)
+            for entry in rest { body(entry) }
         }
 
         /// True when `read` holds every origin's sequence.
@@ -407,6 +419,20 @@ final class PathIndex {
     /// per-origin sequences still decide whether later transactions saw them).
     func insertTouches(of op: Op) {
         for anchor in op.anchors { insertTouch(at: anchor.keys, origin: op.origin, sequence: op.sequence) }
+    }
+
+    /// Every touch recorded at a node (``Node/latestOwn``), parents before children: what
+    /// ``insertTouch(at:origin:sequence:)`` was given, one per node and origin at its highest sequence.
+    func touches() -> [CompactedTouch] {
+        var result: [CompactedTouch] = []
+        var stack: [(node: Node, keys: [String])] = [(root, [])]
+        while let (node, keys) = stack.popLast() {
+            node.latestOwn.forEach { entry in
+                result.append(CompactedTouch(path: Path(uncheckedKeys: keys), origin: entry.origin, sequence: entry.sequence))
+            }
+            for child in node.children.keyed.reversed() { stack.append((child.node, keys + [child.key])) }
+        }
+        return result
     }
 
     /// Records that `origin` touched the node at `keys` up to `sequence`.

@@ -101,6 +101,10 @@ struct MemoryState: Sendable {
     /// Applies a batch that passed ``check(_:bytesMax:location:)``.
     mutating func apply(_ batch: StoreBatch) {
         for path in batch.basePreserves { BaseOverlay.preserve(&self, at: path) }
+        for record in batch.replacedOps {
+            remove(origin: record.op.origin, sequence: record.op.sequence)
+            insert(record)
+        }
         for record in batch.ops { insert(record) }
         for write in batch.treeWrites { writeTree(write.value, at: write.path) }
         for write in batch.baseWrites { BaseOverlay.apply(write, to: &self) }
@@ -136,6 +140,16 @@ struct MemoryState: Sendable {
             list.append(place)
         }
         places[op.origin] = list
+    }
+
+    private mutating func remove(origin: ReplicaID, sequence: UInt64) {
+        guard let stamp = stamp(of: origin, sequence: sequence), let entry = entries.removeValue(forKey: stamp) else {
+            return
+        }
+        opBytes -= entry.bytes
+        order.remove(at: firstIndex(above: stamp) - 1)
+        places[origin]?.removeAll { $0.sequence == sequence }
+        if places[origin]?.isEmpty == true { places[origin] = nil }
     }
 
     private mutating func writeTree(_ value: Value, at path: Path) {

@@ -103,6 +103,7 @@ enum SQLiteSchema {
         INSERT INTO op (origin, sequence, stamp, status, body) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (origin, sequence) DO NOTHING
         """
+    static let deleteOpAt = "DELETE FROM op WHERE origin = ? AND sequence = ?"
     static let selectStampAt = "SELECT stamp FROM op WHERE origin = ? AND sequence = ?"
     static let updateOpStatus = """
         UPDATE op SET status = ? WHERE origin = ? AND sequence = ? AND stamp = ? AND status IS NOT NULL

@@ -26,6 +26,15 @@ extension SQLiteStore {
     private func write(_ batch: StoreBatch, to db: Database, clockTime: inout UInt64, marks: inout LogMarks) throws {
         var tree = try SQLiteTree(db, location: path)
         for preserved in batch.basePreserves { try BaseOverlay.preserve(&tree, at: preserved) }
+        if !batch.replacedOps.isEmpty {
+            let delete = try SQLiteStatement(db, SQLiteSchema.deleteOpAt)
+            for record in batch.replacedOps {
+                delete.bind(1, record.op.origin.rawValue)
+                delete.bind(2, record.op.sequence)
+                try delete.run()
+            }
+            try insert(batch.replacedOps, into: db)
+        }
         if !batch.ops.isEmpty { try insert(batch.ops, into: db) }
         for write in batch.liveTreeWrites {
             if write.replacesScalar {

@@ -73,6 +73,9 @@ public struct StoreBatch: Sendable, Hashable {
     public var basePreserves: [Path] = []
     /// New ops. Each must be above the stored frontier (``StoreError/opBelowFrontier(stamp:frontier:)``).
     public var ops: [OpRecord] = []
+    /// Ops that take the place (origin and sequence) of the op held there, which goes: a replica's own
+    /// ops stamped again when it installs a snapshot. Written before ``ops``.
+    public var replacedOps: [OpRecord] = []
     /// Subtree replacements of the materialized tree.
     public var treeWrites: [TreeWrite] = []
     /// Changes of the compacted base.
@@ -100,7 +103,7 @@ public struct StoreBatch: Sendable, Hashable {
 
     /// True when committing the batch would change nothing.
     public var isEmpty: Bool {
-        basePreserves.isEmpty && ops.isEmpty && treeWrites.isEmpty && baseWrites.isEmpty
+        basePreserves.isEmpty && ops.isEmpty && replacedOps.isEmpty && treeWrites.isEmpty && baseWrites.isEmpty
             && statusChanges.isEmpty && clockTime == nil && peerVectors.isEmpty && members == nil && frontier == nil
             && compactedTouches.isEmpty
     }
@@ -120,7 +123,7 @@ extension StoreBatch {
     /// - Throws: ``StoreError/opBelowFrontier(stamp:frontier:)``.
     func checkOps(frontier stored: Stamp?) throws {
         guard let frontier = stored else { return }
-        for record in ops where record.op.stamp <= frontier {
+        for record in ops + replacedOps where record.op.stamp <= frontier {
             throw StoreError.opBelowFrontier(stamp: record.op.stamp, frontier: frontier)
         }
     }

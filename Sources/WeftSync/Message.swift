@@ -47,6 +47,8 @@ public enum MessageType: UInt8, Sendable, Hashable, CaseIterable {
     case pong = 11
     /// ``Message/error(_:)``.
     case error = 12
+    /// ``Message/snapshotTouches(_:)``.
+    case snapshotTouches = 13
     /// ``Message/request(_:)``.
     case request = 32
     /// ``Message/reply(_:)``.
@@ -107,20 +109,30 @@ public struct Acknowledgement: Sendable, Hashable {
 }
 
 /// Announces a snapshot: the state folded up to `frontier`, in `entryCount` entries of
-/// `byteCount` encoded bytes in total.
+/// `byteCount` encoded bytes in total, then `touchCount` compacted touches.
 public struct SnapshotBegin: Sendable, Hashable {
     /// The ops folded into the snapshot's state.
     public var frontier: VersionVector
+    /// The sender's compaction stamp: no op outside `frontier` is stamped at or below it, so the
+    /// receiver refuses later ops at or below it as the sender does. Nil for an empty snapshot.
+    public var stampFrontier: Stamp?
     /// Number of entries the chunks will carry.
     public var entryCount: UInt64
     /// Sum of the encoded sizes (path and value) of the entries.
     public var byteCount: UInt64
+    /// Number of compacted touches the touch frames will carry.
+    public var touchCount: UInt64
 
     /// An announcement from its parts.
-    public init(frontier: VersionVector, entryCount: UInt64, byteCount: UInt64) {
+    public init(
+        frontier: VersionVector, stampFrontier: Stamp? = nil, entryCount: UInt64, byteCount: UInt64,
+        touchCount: UInt64 = 0
+    ) {
         self.frontier = frontier
+        self.stampFrontier = stampFrontier
         self.entryCount = entryCount
         self.byteCount = byteCount
+        self.touchCount = touchCount
     }
 }
 
@@ -162,6 +174,9 @@ public enum Message: Sendable, Hashable {
     case snapshotBegin(SnapshotBegin)
     /// Entries of the announced snapshot.
     case snapshotChunk([SnapshotEntry])
+    /// Which origins' compacted ops touched which paths, after the entries of the announced
+    /// snapshot: the receiver decides later transactions with them.
+    case snapshotTouches([CompactedTouch])
     /// The snapshot is complete; the digest of its state lets the receiver check it.
     case snapshotEnd(StateDigest)
     /// How many snapshot chunks the receiver holds (frees the sender's window).
@@ -189,6 +204,7 @@ public enum Message: Sendable, Hashable {
         case .ack: return .ack
         case .snapshotBegin: return .snapshotBegin
         case .snapshotChunk: return .snapshotChunk
+        case .snapshotTouches: return .snapshotTouches
         case .snapshotEnd: return .snapshotEnd
         case .snapshotAck: return .snapshotAck
         case .ping: return .ping

@@ -53,12 +53,23 @@ public enum MessageCodec {
             OpCodec.write(ack.stableFrontier, to: &writer)
         case .snapshotBegin(let begin):
             OpCodec.write(begin.frontier, to: &writer)
+            if let stamp = begin.stampFrontier {
+                writer.write(byte: 1)
+                OpCodec.write(stamp, to: &writer)
+            } else {
+                writer.write(byte: 0)
+            }
             writer.write(varint: begin.entryCount)
             writer.write(varint: begin.byteCount)
+            writer.write(varint: begin.touchCount)
         case .snapshotChunk(let entries):
             precondition(!entries.isEmpty, "a snapshot chunk carries at least one entry")
             writer.write(varint: UInt64(entries.count))
             for entry in entries { SnapshotChunker.write(entry, to: &writer) }
+        case .snapshotTouches(let touches):
+            precondition(!touches.isEmpty, "a touch frame carries at least one touch")
+            writer.write(varint: UInt64(touches.count))
+            for touch in touches { SnapshotChunker.write(touch, to: &writer) }
         case .snapshotEnd(let digest): writer.write(fixed: digest.rawValue)
         case .snapshotAck(let count): writer.write(varint: count)
         case .ping(let number), .pong(let number): writer.write(varint: number)
@@ -119,11 +130,22 @@ public enum MessageCodec {
         case .snapshotBegin:
             return try decoding("snapshot begin") {
                 let frontier = try OpCodec.readVersionVector(from: &reader)
+                let stampFrontier: Stamp?
+                switch try reader.readByte() {
+                case 0: stampFrontier = nil
+                case 1: stampFrontier = try OpCodec.readStamp(from: &reader)
+                case let flag: throw SyncError(.malformedFrame, "a snapshot begin has stamp flag \(flag), not 0 or 1")
+                }
                 let entryCount = try reader.readVarint()
                 let byteCount = try reader.readVarint()
-                return .snapshotBegin(SnapshotBegin(frontier: frontier, entryCount: entryCount, byteCount: byteCount))
+                let touchCount = try reader.readVarint()
+                return .snapshotBegin(
+                    SnapshotBegin(
+                        frontier: frontier, stampFrontier: stampFrontier, entryCount: entryCount,
+                        byteCount: byteCount, touchCount: touchCount))
             }
         case .snapshotChunk: return .snapshotChunk(try SnapshotChunker.readChunk(from: &reader))
+        case .snapshotTouches: return .snapshotTouches(try SnapshotChunker.readTouches(from: &reader))
         case .snapshotEnd:
             return .snapshotEnd(StateDigest(rawValue: try decoding("snapshot end") { try reader.readFixed() }))
         case .snapshotAck: return .snapshotAck(chunkCount: try decoding("snapshot ack") { try reader.readVarint() })

@@ -11,11 +11,21 @@ public struct SyncSnapshot: Sendable, Hashable {
     public var value: Value
     /// The ops folded into `value`.
     public var frontier: VersionVector
+    /// The compaction stamp of the sender: no op outside `frontier` is stamped at or below it (nil
+    /// when nothing was compacted).
+    public var stampFrontier: Stamp?
+    /// Which origins' ops folded into `value` touched which paths: the transaction rule needs them
+    /// for transactions stamped after the frontier.
+    public var touches: [CompactedTouch]
 
-    /// A snapshot from its state and frontier.
-    public init(value: Value, frontier: VersionVector) {
+    /// A snapshot from its state and frontiers.
+    public init(
+        value: Value, frontier: VersionVector, stampFrontier: Stamp? = nil, touches: [CompactedTouch] = []
+    ) {
         self.value = value
         self.frontier = frontier
+        self.stampFrontier = stampFrontier
+        self.touches = touches
     }
 }
 
@@ -131,6 +141,36 @@ enum SnapshotChunker {
         }
     }
 
+    /// Size of a compacted touch as written in a touch frame.
+    static func byteCount(of touch: CompactedTouch) -> Int {
+        var total = varintByteCount(UInt64(touch.path.depth))
+        for key in touch.path.keys { total += byteCount(ofKey: key) }
+        return total + 8 + varintByteCount(touch.sequence)
+    }
+
+    static func write(_ touch: CompactedTouch, to writer: inout ByteWriter) {
+        OpCodec.write(touch.path, to: &writer)
+        writer.write(fixed: touch.origin.rawValue)
+        writer.write(varint: touch.sequence)
+    }
+
+    static func readTouches(from reader: inout ByteReader) throws(SyncError) -> [CompactedTouch] {
+        try MessageCodec.decoding("snapshot touches") {
+            let count = try reader.readCount(max: Int(SyncLimits.snapshotEntriesMax), minimumBytes: 10)
+            guard count > 0 else { throw SyncError(.malformedFrame, "a touch frame carries no touch") }
+            var touches: [CompactedTouch] = []
+            touches.reserveCapacity(count)
+            for _ in 0..<count {
+                let path = try OpCodec.readPath(from: &reader)
+                guard let origin = ReplicaID(rawValue: try reader.readFixed()) else {
+                    throw SyncError(.malformedFrame, "a compacted touch names replica id 0")
+                }
+                touches.append(CompactedTouch(path: path, origin: origin, sequence: try reader.readVarint()))
+            }
+            return touches
+        }
+    }
+
     /// Merges an entry into `tree`: objects meet objects child by child; anything else replaces.
     static func merge(_ value: Value, into tree: inout Value, at path: Path) {
         guard case .object(let children) = value, tree.value(at: path).isObject else {
@@ -151,9 +191,13 @@ struct SnapshotAssembler: Sendable {
     private(set) var entryCount: UInt64 = 0
     private(set) var byteCount: UInt64 = 0
     private(set) var chunkCount: UInt64 = 0
+    private(set) var touches: [CompactedTouch] = []
 
     /// - Throws: ``SyncErrorCode/limitExceeded`` when the announced snapshot is beyond the limits.
     init(_ begin: SnapshotBegin) throws(SyncError) {
+        guard begin.touchCount <= SyncLimits.snapshotEntriesMax else {
+            throw SyncError(.limitExceeded, "a snapshot of \(begin.touchCount) compacted touches exceeds the limit")
+        }
         guard begin.entryCount <= SyncLimits.snapshotEntriesMax else {
             throw SyncError(.limitExceeded, "a snapshot of \(begin.entryCount) entries exceeds the limit")
         }
@@ -177,6 +221,19 @@ struct SnapshotAssembler: Sendable {
         chunkCount += 1
     }
 
+    /// Adds a touch frame's touches, which come after every entry.
+    /// - Throws: ``SyncErrorCode/snapshotMismatch`` when they come early or go beyond the announced count.
+    mutating func add(_ touches: [CompactedTouch]) throws(SyncError) {
+        guard entryCount == begin.entryCount else {
+            throw SyncError(.snapshotMismatch, "compacted touches arrived before the snapshot's last entry")
+        }
+        guard UInt64(self.touches.count + touches.count) <= begin.touchCount else {
+            throw SyncError(.snapshotMismatch, "a snapshot carries more than its announced compacted touches")
+        }
+        self.touches += touches
+        chunkCount += 1
+    }
+
     /// The complete snapshot.
     /// - Throws: ``SyncErrorCode/snapshotMismatch`` when entries are missing or the digest differs.
     func finish(digest: StateDigest) throws(SyncError) -> SyncSnapshot {
@@ -186,9 +243,14 @@ struct SnapshotAssembler: Sendable {
                 "a snapshot ended after \(entryCount) of \(begin.entryCount) entries, \(byteCount) of \(begin.byteCount) bytes"
             )
         }
+        guard UInt64(touches.count) == begin.touchCount else {
+            throw SyncError(
+                .snapshotMismatch, "a snapshot ended after \(touches.count) of \(begin.touchCount) compacted touches")
+        }
         guard StateDigest(of: value) == digest else {
             throw SyncError(.snapshotMismatch, "the snapshot's digest does not match its content")
         }
-        return SyncSnapshot(value: value, frontier: begin.frontier)
+        return SyncSnapshot(
+            value: value, frontier: begin.frontier, stampFrontier: begin.stampFrontier, touches: touches)
     }
 }

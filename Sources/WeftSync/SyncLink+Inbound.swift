@@ -74,6 +74,19 @@ extension SyncLink {
         outbox.send(.snapshotAck(chunkCount: inbound.snapshotChunksReceived))
     }
 
+    /// Adds the compacted touches of a snapshot, acknowledged at once like a chunk.
+    mutating func receiveSnapshotTouches(_ touches: [CompactedTouch], outbox: inout Outbox) throws(SyncError) {
+        try requireReplication(.snapshotTouches)
+        guard var assembler = inbound.snapshot else {
+            throw SyncError(.protocolViolation, "compacted touches arrived outside a snapshot")
+        }
+        inbound.snapshot = nil
+        try assembler.add(touches)
+        inbound.snapshot = assembler
+        inbound.snapshotChunksReceived += 1
+        outbox.send(.snapshotAck(chunkCount: inbound.snapshotChunksReceived))
+    }
+
     mutating func receiveSnapshotEnd(_ digest: StateDigest, outbox: inout Outbox) throws(SyncError) {
         try requireReplication(.snapshotEnd)
         guard let assembler = inbound.snapshot else {

@@ -111,13 +111,17 @@ extension SyncLink {
         let byteCount = entryBytes.reduce(UInt64(0)) { $0 + UInt64($1) }
         outbox.send(
             .snapshotBegin(
-                SnapshotBegin(frontier: snapshot.frontier, entryCount: UInt64(entries.count), byteCount: byteCount)))
+                SnapshotBegin(
+                    frontier: snapshot.frontier, stampFrontier: snapshot.stampFrontier,
+                    entryCount: UInt64(entries.count), byteCount: byteCount,
+                    touchCount: UInt64(snapshot.touches.count))))
         outbound.snapshot = SnapshotSending(
             frontier: snapshot.frontier, digest: StateDigest(of: snapshot.value), entries: entries,
-            entryBytes: entryBytes)
+            entryBytes: entryBytes, touches: snapshot.touches)
     }
 
-    /// Sends chunks while the window has room, then the end once every entry went out.
+    /// Sends chunks while the window has room, then the compacted touches, then the end once
+    /// everything went out.
     mutating func sendSnapshotChunks(outbox: inout Outbox) {
         guard var sending = outbound.snapshot else { preconditionFailure("no snapshot to send") }
         outbound.snapshot = nil
@@ -135,7 +139,21 @@ extension SyncLink {
             outbound.snapshotChunksSent += 1
             sending.nextEntry = end
         }
-        if sending.nextEntry == sending.entries.count {
+        while hasRoom, sending.nextEntry == sending.entries.count, sending.nextTouch < sending.touches.count {
+            let start = sending.nextTouch
+            var end = start
+            var size = 0
+            while end < sending.touches.count, size < settings.snapshotChunkBytes {
+                size += SnapshotChunker.byteCount(of: sending.touches[end])
+                end += 1
+            }
+            let frame = MessageCodec.encode(.snapshotTouches(Array(sending.touches[start..<end])))
+            outbox.send(frame)
+            outbound.ledger.add(.snapshotChunk(outbound.snapshotChunksSent), bytes: frame.count)
+            outbound.snapshotChunksSent += 1
+            sending.nextTouch = end
+        }
+        if sending.nextEntry == sending.entries.count, sending.nextTouch == sending.touches.count {
             outbox.send(.snapshotEnd(sending.digest))
             outbound.cursor = outbound.cursor.merged(with: sending.frontier)
         } else {

@@ -66,6 +66,8 @@ struct SyncLink: Sendable {
         let entries: [SnapshotEntry]
         let entryBytes: [Int]
         var nextEntry = 0
+        let touches: [CompactedTouch]
+        var nextTouch = 0
     }
 
     /// Requests in flight and watches of a client conversation (either end).
@@ -102,6 +104,7 @@ struct SyncLink: Sendable {
         case .ack(let acknowledgement): try receiveAcknowledgement(acknowledgement, outbox: &outbox)
         case .snapshotBegin(let begin): try receiveSnapshotBegin(begin)
         case .snapshotChunk(let entries): try receiveSnapshotChunk(entries, outbox: &outbox)
+        case .snapshotTouches(let touches): try receiveSnapshotTouches(touches, outbox: &outbox)
         case .snapshotEnd(let digest): try receiveSnapshotEnd(digest, outbox: &outbox)
         case .snapshotAck(let chunkCount): try receiveSnapshotAcknowledgement(chunkCount)
         case .ping(let number): outbox.send(.pong(number))

@@ -40,6 +40,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
+    @Option(
+        help: ArgumentHelp(
+            "Compact the log once this many ops are stable (every member holds them); 0 never compacts. "
+                + "A peer that joins after a compaction is sent a snapshot."))
+    var compactAfter: Int = 50_000
+
     func validate() throws {
         _ = try HostPort.parse(listen, option: "--listen")
         for address in peer {
@@ -50,6 +56,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown --log-level \(logLevel)")
+        }
+        guard compactAfter >= 0 else {
+            throw ValidationError("--compact-after needs 0 (never) or a number of ops, got \(compactAfter)")
         }
     }
 
@@ -111,11 +120,36 @@ struct ServeCommand: AsyncParsableCommand {
             await replica.shutdown()
             throw error
         }
+        let compaction = Task { await compactWhileRunning(replica, logger: logger) }
         await stop.wait()
+        compaction.cancel()
+        await compaction.value
         await driver.shutdown()
         try await replica.flush()
         await replica.shutdown()
         logger.info("weft serve stopped cleanly")
+    }
+}
+
+extension ServeCommand {
+    /// Every second, compacts the log once `--compact-after` ops are stable, until cancelled.
+    private func compactWhileRunning(_ replica: Replica, logger: Logger) async {
+        guard compactAfter > 0 else { return }
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            guard !Task.isCancelled, replica.compactableOpCount() >= compactAfter else { continue }
+            do {
+                let report = try await replica.compact(vacuum: false)
+                logger.info(
+                    "compacted the log",
+                    metadata: [
+                        "folded": "\(report.opsFolded)", "frontier": "\(report.frontier?.text ?? "-")",
+                        "bytesBefore": "\(report.bytesBefore)", "bytesAfter": "\(report.bytesAfter)",
+                    ])
+            } catch {
+                logger.error("compaction failed; the log keeps its ops", metadata: ["error": "\(error)"])
+            }
+        }
     }
 }
 

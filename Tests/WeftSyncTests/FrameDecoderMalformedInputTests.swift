@@ -104,10 +104,10 @@ func frame(_ type: MessageType, _ payload: [UInt8]) -> Frame { Frame(type: type.
     @Test func aHelloOfAnotherVersionNamesBothVersions() {
         var payload = Array(MessageCodec.encode(.hello(helloSample)).dropFirst(SyncLimits.frameHeaderBytes))
         payload[4] = 0
-        payload[5] = 2
+        payload[5] = 1
         let error = syncError { _ = try MessageCodec.decode(frame(.hello, payload)) }
         #expect(error?.code == .unsupportedVersion)
-        #expect(error?.message == "protocol version 2 is not supported; this replica speaks version 1")
+        #expect(error?.message == "protocol version 1 is not supported; this replica speaks version 2")
     }
 
     @Test func aHelloOfAnotherVersionIsRecognisedEvenWhenItsLayoutChanged() {

@@ -71,6 +71,14 @@ enum Samples {
             .ack(Acknowledgement(versionVector: vector, stableFrontier: VersionVector([alice: 2]))),
             .ack(Acknowledgement(versionVector: VersionVector())),
             .snapshotBegin(SnapshotBegin(frontier: vector, entryCount: 3, byteCount: 120)),
+            .snapshotBegin(
+                SnapshotBegin(
+                    frontier: vector, stampFrontier: Stamp(time: 77, replica: alice), entryCount: 3, byteCount: 120,
+                    touchCount: 2)),
+            .snapshotTouches([
+                CompactedTouch(path: path("/users/a"), origin: alice, sequence: 4),
+                CompactedTouch(path: .root, origin: bob, sequence: 1),
+            ]),
             .snapshotChunk([
                 SnapshotEntry(path: path("/users"), value: tree), SnapshotEntry(path: .root, value: .int(3)),
             ]),

@@ -123,9 +123,19 @@ extension SyncDriver {
             case .applyOps(let ops, let peer):
                 apply(ops, from: peer, on: channel)
             case .installSnapshot(let snapshot, let peer):
-                let reason =
-                    "a snapshot (\(snapshot.frontier)) from \(peer) cannot be installed: this replica does not compact"
-                return perform(channel.session.onClose(error: SyncError(.localFailure, reason), now: now), on: channel)
+                do {
+                    let report = try target.installSnapshot(snapshot)
+                    logger.info(
+                        "installed a snapshot from \(peer)",
+                        metadata: [
+                            "frontier": "\(snapshot.frontier)", "folded": "\(report.opsFolded)",
+                            "kept": "\(report.opsKept)", "restamped": "\(report.opsRestamped)",
+                        ])
+                } catch {
+                    let reason = "the snapshot (\(snapshot.frontier)) from \(peer) was not installed: \(error)"
+                    return perform(
+                        channel.session.onClose(error: SyncError(.localFailure, reason), now: now), on: channel)
+                }
             case .recordAcknowledgement(let acknowledgement, let peer):
                 acknowledgements.record(acknowledgement, from: peer)
                 acknowledgementsChanged()

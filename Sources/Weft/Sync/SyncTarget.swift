@@ -51,6 +51,18 @@ protocol SyncTarget: AnyObject, Sendable {
 
     /// How big the local log is, for `weft status`: ops held one by one, ops folded, bytes on disk.
     var logStatus: SyncLogStatus { get }
+
+    /// The ops folded into the compacted base: a peer missing any of them is sent a snapshot.
+    var compactionVector: VersionVector { get }
+
+    /// The compacted base, its frontiers and touches, for a peer behind the compaction horizon.
+    /// - Throws: any error of the replica; the session closes with ``SyncErrorCode/localFailure``.
+    func syncSnapshot() throws -> SyncSnapshot
+
+    /// Installs a snapshot a peer sent (see `Replica.installSnapshot(_:)`).
+    /// - Throws: when it cannot be installed; the session closes with ``SyncErrorCode/localFailure``.
+    @discardableResult
+    func installSnapshot(_ snapshot: SyncSnapshot) throws -> SnapshotInstallReport
 }
 
 /// The size of a replica's log, as `weft status` shows it.
@@ -76,6 +88,17 @@ extension SyncTarget {
     /// Ignores membership (a target that does not persist it).
     func persistMembers(_ members: [ReplicaID]) {}
 
+    /// Nothing compacted.
+    var compactionVector: VersionVector { VersionVector() }
+
+    /// The empty state (nothing compacted).
+    func syncSnapshot() throws -> SyncSnapshot { SyncSnapshot(value: .null, frontier: VersionVector()) }
+
+    /// Refuses: a target that never compacts has no base to replace.
+    func installSnapshot(_ snapshot: SyncSnapshot) throws -> SnapshotInstallReport {
+        throw WeftError(.sync, "a snapshot (\(snapshot.frontier)) cannot be installed: this target does not compact")
+    }
+
     /// The durable vector's total, every op held in the log, size unknown.
     var logStatus: SyncLogStatus {
         let known = durableVersionVector.total
@@ -90,6 +113,10 @@ struct _SyncTargetSource: OpSource {
     var stableFrontier = VersionVector()
 
     var versionVector: VersionVector { target.durableVersionVector }
+
+    var compactionFrontier: VersionVector { target.compactionVector }
+
+    func snapshot() throws -> SyncSnapshot { try target.syncSnapshot() }
 
     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> [Op] {
         precondition(limit >= 1, "a session asks for at least one op")

@@ -1,0 +1,190 @@
+import Foundation
+import WeftCore
+import WeftStore
+import WeftSync
+
+// Snapshots: a replica whose compaction folded ops a joining peer lacks sends that peer its compacted
+// base instead of the ops; the peer installs it as its own base and keeps its ops above it.
+
+/// What installing a snapshot did.
+///
+/// ```swift
+/// let report = try replica.installSnapshot(snapshot)
+/// print(report.opsFolded, report.opsKept, report.opsRestamped)
+/// ```
+public struct SnapshotInstallReport: Sendable, Hashable {
+    /// Ops of this replica's log the snapshot already held (folded into the new base, dropped from the log).
+    public var opsFolded: Int
+    /// Ops kept in the log above the snapshot (replayed on the new base).
+    public var opsKept: Int
+    /// Own ops that were stamped at or below the sender's compaction stamp and were stamped again
+    /// above it (see ``Replica/installSnapshot(_:)``).
+    public var opsRestamped: Int
+    /// False when the replica already held every op of the snapshot: nothing was installed.
+    public var installed: Bool
+}
+
+extension Replica {
+    /// The version vector of the ops folded into the compacted base: a peer missing any of them is
+    /// sent a snapshot.
+    var compactionVector: VersionVector { condition.withLock { baseVector } }
+
+    /// The compacted base with its frontiers and touches, as a session sends it.
+    func syncSnapshot() throws -> SyncSnapshot {
+        condition.lock()
+        defer { condition.unlock() }
+        let engine = try writableEngine()
+        return SyncSnapshot(
+            value: engine.base, frontier: baseVector, stampFrontier: engine.frontier,
+            touches: engine.allCompactedTouches())
+    }
+
+    /// Installs a snapshot of another replica's compacted base: the state becomes the snapshot's value
+    /// with this replica's ops outside it replayed on top, in stamp order.
+    ///
+    /// Ops the snapshot covers are folded (the sender folded the same ops). Ops outside it stay in the
+    /// log, and flow back to the sender as usual. An op outside the snapshot stamped at or below the
+    /// sender's compaction stamp cannot take its place in stamp order any more (the ops around it are
+    /// folded): when it is one of this replica's own and no replica acknowledged it, this replica's ops
+    /// from that one on are stamped again, in order, above the sender's stamp, keeping their sequences,
+    /// as if written now; otherwise the install is refused and nothing changes.
+    ///
+    /// ```swift
+    /// let report = try replica.installSnapshot(snapshotFromHub)
+    /// ```
+    /// - Throws: `WeftError` with code `sync` when the snapshot cannot be installed (this replica
+    ///   compacted ops the snapshot lacks, or holds ops of other replicas below the sender's stamp, or
+    ///   own ones a replica acknowledged), `clockRefused` when the sender's stamp is beyond the drift
+    ///   limit, `shutDown`, or the code of a failed commit.
+    @discardableResult
+    public func installSnapshot(_ snapshot: SyncSnapshot) throws -> SnapshotInstallReport {
+        condition.lock()
+        defer { condition.unlock() }
+        let engine = try writableEngine()
+        var report = SnapshotInstallReport(opsFolded: 0, opsKept: 0, opsRestamped: 0, installed: false)
+        let vector = snapshot.frontier
+        guard !engine.versionVector.covers(vector) else { return report }
+        guard let stampFrontier = snapshot.stampFrontier else {
+            throw WeftError(.sync, "a snapshot of \(vector) came without the stamp its sender compacted up to")
+        }
+        guard vector.covers(baseVector) else {
+            throw WeftError(
+                .sync,
+                "this replica compacted ops the snapshot lacks (its base holds \(baseVector), the snapshot \(vector)); "
+                    + "it cannot install it")
+        }
+        do {
+            try clock.receive(stampFrontier, wallMillis: options.wallClockMillis())
+        } catch {
+            throw WeftError.wrapping(error)
+        }
+        var kept: [Op] = []
+        var stranded: [Op] = []
+        for op in engine.sortedOps() {
+            if op.sequence <= vector[op.origin] {
+                report.opsFolded += 1
+            } else if op.stamp <= stampFrontier {
+                stranded.append(op)
+            } else {
+                kept.append(op)
+            }
+        }
+        if !stranded.isEmpty {
+            let restamped = try restamp(&kept, stranded: stranded)
+            report.opsRestamped = restamped.count
+            kept += restamped
+        }
+        report.opsKept = kept.count
+        let frontier = engine.frontier.map { max($0, stampFrontier) } ?? stampFrontier
+        let installed = MergeEngine(
+            registry: engine.registry, base: snapshot.value, frontier: frontier, baseVector: vector,
+            compactedTouches: snapshot.touches, capturesChanges: false)
+        installed.apply(kept)
+        installed.capturesChanges = true
+        commitInstall(of: snapshot, into: installed, replacing: engine, restamped: report.opsRestamped > 0)
+        report.installed = true
+        return report
+    }
+
+    /// Stamps again this replica's ops from the first stranded one on (and drops them from `kept`),
+    /// above the clock, which has seen the sender's stamp. Call with `condition` held.
+    /// - Throws: `WeftError` with code `sync` when a stranded op is another replica's, or own and acknowledged.
+    private func restamp(_ kept: inout [Op], stranded: [Op]) throws -> [Op] {
+        if let foreign = stranded.first(where: { $0.origin != replicaID }) {
+            throw WeftError(
+                .sync,
+                "this replica holds op \(foreign.sequence) of \(foreign.origin), stamped \(foreign.stamp.text), at or "
+                    + "below the stamp the snapshot's sender compacted up to, and outside the snapshot; it cannot take its "
+                    + "place in stamp order, so the snapshot is not installed")
+        }
+        let first = stranded.map(\.sequence).min() ?? 0
+        guard acknowledgedThrough < first else {
+            throw WeftError(
+                .sync,
+                "this replica's op \(first) is stamped at or below the stamp the snapshot's sender compacted up to, and "
+                    + "another replica acknowledged it; it cannot be stamped again, so the snapshot is not installed")
+        }
+        var own = stranded + kept.filter { $0.origin == replicaID && $0.sequence >= first }
+        kept.removeAll { $0.origin == replicaID && $0.sequence >= first }
+        own.sort { $0.sequence < $1.sequence }
+        let wall = options.wallClockMillis()
+        return try own.map { op in
+            let stamp: Stamp
+            do {
+                stamp = try clock.next(wallMillis: wall)
+            } catch {
+                throw WeftError.wrapping(error)
+            }
+            return Op(stamp: stamp, sequence: op.sequence, path: op.path, kind: op.kind)
+        }
+    }
+
+    /// Makes `installed` the replica's engine, tells the listeners what changed, and queues the commit
+    /// that replaces the stored tree, base and frontier. Call with `condition` held.
+    private func commitInstall(
+        of snapshot: SyncSnapshot, into installed: MergeEngine, replacing engine: MergeEngine, restamped: Bool
+    ) {
+        var outcomes: [Stamp: Outcome] = [:]
+        var statusChanges: [StoreBatch.StatusChange] = []
+        var records: [OpRecord] = []
+        for op in installed.ops(from: replicaID, after: snapshot.frontier[replicaID], limit: .max) {
+            let outcome = installed.outcome(of: op.stamp) ?? .applied
+            if restamped, engine.op(for: op.stamp) == nil {
+                // Stamped again: the store replaces the op under its sequence.
+                if case .rejected = outcome {
+                    records.append(OpRecord(op, status: .rejected))
+                } else {
+                    records.append(OpRecord(op, status: .durable))
+                }
+            }
+            if engine.outcome(of: op.stamp) != outcome { outcomes[op.stamp] = outcome }
+        }
+        let old = engine.state
+        let new = installed.state
+        let change = old == new ? [] : [Change(path: .root, old: old, new: new)]
+        var report = ApplyReport()
+        report.changes = change
+        report.outcomes = outcomes
+        reviseOutcomes(report, records: [], into: &statusChanges, installed)
+
+        var entry = CommitEntry(clockTime: clock.lastTime)
+        entry.replacedOps = records
+        entry.treeWrites = [StoreBatch.TreeWrite(path: .root, value: new)]
+        entry.baseWrites = new == installed.base ? [.releaseAll] : [.releaseAll, .set(.root, installed.base)]
+        entry.frontier = installed.frontier
+        entry.compactedTouches = snapshot.touches
+        entry.peerVectors = [replicaID: snapshot.frontier]
+        entry.statusChanges = statusChanges
+        entry.durableVector = snapshot.frontier
+        committer.enqueue(entry)
+
+        regions.removeAll()
+        if new != installed.base { regions.insert(.root) }
+        baseVector = snapshot.frontier
+        nextSequence = max(nextSequence, snapshot.frontier[replicaID] + 1)
+        self.engine = installed
+        if !change.isEmpty || !outcomes.isEmpty {
+            notifier.post(ChangeBatch(changes: change, isLocalPending: false, outcomes: outcomes))
+        }
+    }
+}
