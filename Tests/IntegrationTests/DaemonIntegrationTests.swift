@@ -121,4 +121,39 @@ import Testing
         let trees = try [(hub, "hub"), (edge, "edge")].map { try Self.client($0.0, name: $0.1, ["get", "/"]).stdout }
         #expect(trees[0] == trees[1])
     }
+
+    /// A hub that compacted sends a daemon that joins later (with writes of its own made offline) a
+    /// snapshot; the joiner installs it and everyone converges.
+    @Test func aDaemonJoiningAfterTheHubCompactedInstallsASnapshot() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let tokens = try Self.tokens(scratch, names: ["hub", "edge", "late"])
+        let hub = try Daemon(
+            database: scratch.file("hub.sqlite"), tokens: tokens, name: "hub", options: ["--compact-after", "5"])
+        defer { hub.stop() }
+        let edge = try Daemon(database: scratch.file("edge.sqlite"), peers: [hub.port], tokens: tokens, name: "edge")
+        defer { edge.stop() }
+        for index in 0..<6 {
+            #expect(try Self.client(edge, name: "edge", ["incr", "/count", "1"]).status == 0)
+            #expect(try Self.client(hub, name: "hub", ["set", "/hub/\(index)", "\(index)"]).status == 0)
+        }
+        try eventually("the hub to compact what both hold") { hub.log.contains("compacted the log") }
+
+        // The late daemon writes alone first, then restarts dialling the hub.
+        var late = try Daemon(database: scratch.file("late.sqlite"), tokens: tokens, name: "late")
+        #expect(try Self.client(late, name: "late", ["incr", "/count", "100"]).status == 0)
+        #expect(try Self.client(late, name: "late", ["set", "/late", #""offline""#]).status == 0)
+        #expect(late.stop(SIGTERM) == 0)
+        late = try Daemon(database: scratch.file("late.sqlite"), peers: [hub.port], tokens: tokens, name: "late")
+        defer { late.stop() }
+        try eventually("three daemons to hold equal trees") {
+            let values = try [(hub, "hub"), (edge, "edge"), (late, "late")].map {
+                try Self.client($0.0, name: $0.1, ["get", "/"]).stdout
+            }
+            return values[0].contains(#""count":106"#) && values[0].contains(#""late":"offline""#)
+                && values[1] == values[0] && values[2] == values[0]
+        }
+        #expect(late.log.contains("installed a snapshot"))
+        #expect(!late.log.contains("was not installed"))
+    }
 }

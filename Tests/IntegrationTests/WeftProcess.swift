@@ -58,9 +58,10 @@ final class Daemon {
     private let logPath: String
 
     /// Starts `weft serve` and waits (at most `seconds`) for its `listening HOST:PORT` line.
-    init(database: String, port: Int = 0, peers: [Int] = [], tokens: String, name: String, seconds: Double = 20)
-        throws
-    {
+    init(
+        database: String, port: Int = 0, peers: [Int] = [], tokens: String, name: String, options: [String] = [],
+        seconds: Double = 20
+    ) throws {
         self.database = database
         logPath = database + ".\(name).log"
         process.executableURL = try WeftBinary.url()
@@ -68,7 +69,7 @@ final class Daemon {
             "serve", "--db", database, "--listen", "127.0.0.1:\(port)", "--tokens", tokens, "--name", name,
         ]
         for peer in peers { arguments += ["--peer", "127.0.0.1:\(peer)"] }
-        process.arguments = arguments
+        process.arguments = arguments + options
         let output = Pipe()
         process.standardOutput = output
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)

@@ -1,0 +1,61 @@
+import Foundation
+import Logging
+import Testing
+import WeftCore
+import WeftSync
+
+@testable import Weft
+
+/// A replica that joins after the hub compacted gets the hub's compacted base as a snapshot, installs
+/// it, and then the tail: real SQLite replicas, real drivers, loopback TCP.
+@Suite(.timeLimit(.minutes(1))) struct SyncDriverSnapshotTests {
+    @Test func aLateJoinerInstallsTheHubsSnapshotAndEveryoneConverges() async throws {
+        let fixtures = try SyncDriverAcknowledgementTests.fixtures(3)
+        let (hub, leaf, joiner) = (fixtures[0].replica, fixtures[1].replica, fixtures[2].replica)
+        let hubDriver = try SyncDriverAcknowledgementTests.driver(hub, role: .hub, others: [leaf, joiner])
+        let leafDriver = try SyncDriverAcknowledgementTests.driver(leaf, role: .peer, others: [hub])
+        var drivers = [leafDriver, hubDriver]
+        do {
+            let port = try await hubDriver.listen(on: "127.0.0.1", port: 0)
+            try await leafDriver.addPeer(host: "127.0.0.1", port: port)
+            var last: WriteReceipt?
+            for index in 0..<40 {
+                last = try leaf.submit(path: Sample.path("/items/i\(index % 7)"), kind: .set(.int(Int64(index))))
+                try leaf.submit(path: Sample.path("/count"), kind: .increment(by: .int(1), from: .int(0)))
+            }
+            try hub.submit(path: Sample.path("/count"), kind: .increment(by: .int(100), from: .int(0)))
+            try await SyncDriverAcknowledgementTests.reach(try #require(last), .stable)
+            try await SyncFixture.wait("the hub to see its own write stable") { hub.compactableOpCount() == 81 }
+            let compaction = try await hub.compact(vacuum: false)
+            #expect(compaction.opsFolded == 81)
+            #expect(hub.logStatus.opsInLog == 0)
+
+            // The joiner wrote offline before it ever met the hub.
+            try joiner.submit(path: Sample.path("/joiner"), kind: .set(.string("hello")))
+            try joiner.submit(path: Sample.path("/count"), kind: .increment(by: .int(1_000), from: .int(0)))
+            try await joiner.flush()
+            let joinerDriver = try SyncDriverAcknowledgementTests.driver(joiner, role: .peer, others: [hub])
+            drivers.insert(joinerDriver, at: 0)
+            try await joinerDriver.addPeer(host: "127.0.0.1", port: port)
+            try await SyncFixture.wait("the three replicas to converge") {
+                hub.digest == joiner.digest && leaf.digest == joiner.digest
+                    && leaf.value(at: Sample.path("/joiner")) == .string("hello")
+            }
+            #expect(joiner.value(at: Sample.path("/count")) == .int(1_140))
+            #expect(joiner.value(at: Sample.path("/items/i6")) == .int(34))
+            #expect(joiner.logStatus.opsInLog == 2, "the compacted ops came as a snapshot, not one by one")
+            #expect(joiner.compactionVector == hub.compactionVector)
+            #expect(joinerDriver.status.peers.allSatisfy { $0.lastError == nil })
+
+            // Writes after the snapshot flow both ways as usual.
+            try leaf.submit(path: Sample.path("/count"), kind: .increment(by: .int(5), from: .int(0)))
+            try await SyncFixture.wait("a later write to reach the joiner") {
+                joiner.value(at: Sample.path("/count")) == .int(1_145)
+            }
+        } catch {
+            await SyncDriverAcknowledgementTests.stop(drivers, fixtures)
+            throw error
+        }
+        await SyncDriverAcknowledgementTests.stop(drivers, fixtures)
+    }
+}
