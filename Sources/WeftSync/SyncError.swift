@@ -95,13 +95,16 @@ public struct SyncErrorCode: RawRepresentable, Hashable, Sendable, CustomStringC
     public static let localFailure = SyncErrorCode(rawValue: 18)
     /// The peer's credential does not allow this read or write.
     public static let permissionDenied = SyncErrorCode(rawValue: 19)
+    /// The sender stamped its own ops again after installing a snapshot: the session ends so that
+    /// both sides say anew, in fresh hellos, which ops they hold (the connection is dialled again).
+    public static let resync = SyncErrorCode(rawValue: 20)
 
     static let names: [UInt16: String] = [
         1: "malformedFrame", 2: "frameTooLarge", 3: "unknownMessage", 4: "unsupportedVersion",
         5: "authenticationFailed", 6: "unexpectedMessage", 7: "duplicateReplica", 8: "roleMismatch",
         9: "limitExceeded", 10: "timeout", 11: "clockDrift", 12: "snapshotMismatch", 13: "protocolViolation",
         14: "shutdown", 15: "connectionLost", 16: "invalidConfiguration", 17: "requestFailed", 18: "localFailure",
-        19: "permissionDenied",
+        19: "permissionDenied", 20: "resync",
     ]
 
     /// The code's name, or `error <number>` for a code this build does not know.

@@ -58,4 +58,51 @@ import WeftSync
         }
         await SyncDriverAcknowledgementTests.stop(drivers, fixtures)
     }
+
+    /// A joiner whose clock runs 20 s behind wrote before the hub's compaction stamp: its writes are
+    /// stamped again above it, the session restarts, and the writes reach everyone once.
+    @Test func aJoinerWithOfflineWritesBelowTheHubsStampStampsThemAgain() async throws {
+        var fixtures = try SyncDriverAcknowledgementTests.fixtures(2)
+        fixtures.append(
+            try ReplicaFixture(.sqlite, seed: 130) { options in
+                options.wallClockMillis = { ReplicaOptions.systemClockMillis() - 20_000 }
+            })
+        let (hub, leaf, joiner) = (fixtures[0].replica, fixtures[1].replica, fixtures[2].replica)
+        let hubDriver = try SyncDriverAcknowledgementTests.driver(hub, role: .hub, others: [leaf, joiner])
+        let leafDriver = try SyncDriverAcknowledgementTests.driver(leaf, role: .peer, others: [hub])
+        var drivers = [leafDriver, hubDriver]
+        do {
+            let offline = try joiner.submit(path: Sample.path("/count"), kind: .increment(by: .int(1_000), from: .int(0)))
+            try joiner.submit(path: Sample.path("/joiner"), kind: .set(.string("offline")))
+            try await joiner.flush()
+            let port = try await hubDriver.listen(on: "127.0.0.1", port: 0)
+            try await leafDriver.addPeer(host: "127.0.0.1", port: port)
+            var last: WriteReceipt?
+            for index in 0..<20 {
+                last = try leaf.submit(path: Sample.path("/count"), kind: .increment(by: .int(Int64(index)), from: .int(0)))
+            }
+            try await SyncDriverAcknowledgementTests.reach(try #require(last), .stable)
+            // Stable at the hub once its own commit is durable, even when the leaf's last ack came first.
+            try await SyncFixture.wait("the leaf's writes to be stable at the hub") { hub.compactableOpCount() == 20 }
+            let frontier = try #require(try await hub.compact(vacuum: false).frontier)
+            #expect(offline.stamp < frontier)
+
+            let joinerDriver = try SyncDriverAcknowledgementTests.driver(joiner, role: .peer, others: [hub])
+            drivers.insert(joinerDriver, at: 0)
+            try await joinerDriver.addPeer(host: "127.0.0.1", port: port)
+            try await SyncFixture.wait("the three replicas to converge") {
+                hub.digest == joiner.digest && leaf.digest == joiner.digest
+                    && leaf.value(at: Sample.path("/joiner")) == .string("offline")
+            }
+            #expect(joiner.value(at: Sample.path("/count")) == .int(1_190), "each write counted once")
+            let own = joiner.ops(from: joiner.replicaID, after: 0, limit: 10)
+            #expect(own.map(\.sequence) == [1, 2])
+            #expect(own.allSatisfy { $0.stamp > frontier })
+            #expect(hub.ops(from: joiner.replicaID, after: 0, limit: 10) == own)
+        } catch {
+            await SyncDriverAcknowledgementTests.stop(drivers, fixtures)
+            throw error
+        }
+        await SyncDriverAcknowledgementTests.stop(drivers, fixtures)
+    }
 }

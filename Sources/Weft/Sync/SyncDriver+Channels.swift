@@ -131,6 +131,13 @@ extension SyncDriver {
                             "frontier": "\(snapshot.frontier)", "folded": "\(report.opsFolded)",
                             "kept": "\(report.opsKept)", "restamped": "\(report.opsRestamped)",
                         ])
+                    if report.opsRestamped > 0 {
+                        // The peer may hold our ops under their old stamps as sent (and refused) in
+                        // this session; fresh hellos make both sides count them anew.
+                        let reason = "\(report.opsRestamped) own ops were stamped again above the snapshot"
+                        return perform(
+                            channel.session.onClose(error: SyncError(.resync, reason), now: now), on: channel)
+                    }
                 } catch {
                     let reason = "the snapshot (\(snapshot.frontier)) from \(peer) was not installed: \(error)"
                     return perform(
@@ -240,7 +247,7 @@ extension SyncDriver {
                 "peer": "\(channel.status.address)", "code": "\(error.code)", "error": "\(error)",
             ]
             // A shutdown, or a peer hanging up (its side logs why), is an expected end, not a fault here.
-            let expected = error.code == .shutdown || error.code == .connectionLost
+            let expected = error.code == .shutdown || error.code == .connectionLost || error.code == .resync
             logger.log(level: expected ? .info : .warning, message, metadata: metadata)
             channel.status.lastError = "\(error)"
         }

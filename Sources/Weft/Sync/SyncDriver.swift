@@ -305,6 +305,9 @@ public final class SyncDriver: @unchecked Sendable {
 
     private func pumpAll() {
         sharedLock.withLock { pumpScheduled = false }
+        // The durable log grew: ops every member acked before they were durable here may be stable now
+        // (no further ack need come to say so).
+        acknowledgementsChanged()
         let source = self.source
         for channel in Array(channels.values) where !channel.isClosed {
             perform(channel.session.onLocalOpsAppended(source: source, now: now), on: channel)
