@@ -47,7 +47,8 @@ extension Replica {
     /// sender's compaction stamp cannot take its place in stamp order any more (the ops around it are
     /// folded): when it is one of this replica's own and no replica acknowledged it, this replica's ops
     /// from that one on are stamped again, in order, above the sender's stamp, keeping their sequences,
-    /// as if written now; otherwise the install is refused and nothing changes.
+    /// as if written now (their receipts keep the stamp the write first got; their statuses follow the
+    /// op under its sequence); otherwise the install is refused and nothing changes.
     ///
     /// ```swift
     /// let report = try replica.installSnapshot(snapshotFromHub)
