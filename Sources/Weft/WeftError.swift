@@ -47,6 +47,7 @@ public struct WeftError: Error, Sendable, Hashable, CustomStringConvertible {
         case .clockDrift, .clockExhausted, .invalidStamp: self.init(.clockRefused, error.description)
         case .malformedEncoding: self.init(.storage, error.description)
         case .invalidOp(let reason): self.init(.invalidValue, reason)
+        case .snapshotNotInstallable: self.init(.sync, error.description)
         }
     }
 }

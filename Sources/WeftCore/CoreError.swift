@@ -22,6 +22,8 @@ public enum CoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformedEncoding(offset: Int, reason: String)
     /// An op breaks a structural rule (overlapping merge children, empty batch, bad function name).
     case invalidOp(reason: String)
+    /// Another replica's compacted base cannot be installed (see ``MergeEngine/installing(_:local:localBaseVector:acknowledgedThrough:nextStamp:)``).
+    case snapshotNotInstallable(reason: String)
 
     public var description: String {
         switch self {
@@ -37,6 +39,7 @@ public enum CoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .clockExhausted: return "the clock reached the end of its 48-bit millisecond range"
         case let .malformedEncoding(offset, reason): return "malformed encoding at byte \(offset): \(reason)"
         case let .invalidOp(reason): return "invalid op: \(reason)"
+        case let .snapshotNotInstallable(reason): return "the snapshot cannot be installed: \(reason)"
         }
     }
 }

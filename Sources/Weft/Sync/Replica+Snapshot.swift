@@ -62,82 +62,31 @@ extension Replica {
         condition.lock()
         defer { condition.unlock() }
         let engine = try writableEngine()
-        var report = SnapshotInstallReport(opsFolded: 0, opsKept: 0, opsRestamped: 0, installed: false)
-        let vector = snapshot.frontier
-        guard !engine.versionVector.covers(vector) else { return report }
+        let nothing = SnapshotInstallReport(opsFolded: 0, opsKept: 0, opsRestamped: 0, installed: false)
+        guard !engine.versionVector.covers(snapshot.frontier) else { return nothing }
         guard let stampFrontier = snapshot.stampFrontier else {
-            throw WeftError(.sync, "a snapshot of \(vector) came without the stamp its sender compacted up to")
-        }
-        guard vector.covers(baseVector) else {
             throw WeftError(
-                .sync,
-                "this replica compacted ops the snapshot lacks (its base holds \(baseVector), the snapshot \(vector)); "
-                    + "it cannot install it")
+                .sync, "a snapshot of \(snapshot.frontier) came without the stamp its sender compacted up to")
         }
+        let wall = options.wallClockMillis()
+        let install: CompactedBaseInstall?
         do {
-            try clock.receive(stampFrontier, wallMillis: options.wallClockMillis())
+            // The clock adopts the sender's stamp first (checking its drift): later stamps, and those of
+            // ops stamped again, are above it.
+            try clock.receive(stampFrontier, wallMillis: wall)
+            let base = CompactedBase(
+                value: snapshot.value, vector: snapshot.frontier, stampFrontier: stampFrontier, touches: snapshot.touches)
+            install = try engine.installing(
+                base, local: replicaID, localBaseVector: baseVector, acknowledgedThrough: acknowledgedThrough
+            ) { try clock.next(wallMillis: wall) }
         } catch {
             throw WeftError.wrapping(error)
         }
-        var kept: [Op] = []
-        var stranded: [Op] = []
-        for op in engine.sortedOps() {
-            if op.sequence <= vector[op.origin] {
-                report.opsFolded += 1
-            } else if op.stamp <= stampFrontier {
-                stranded.append(op)
-            } else {
-                kept.append(op)
-            }
-        }
-        if !stranded.isEmpty {
-            let restamped = try restamp(&kept, stranded: stranded)
-            report.opsRestamped = restamped.count
-            kept += restamped
-        }
-        report.opsKept = kept.count
-        let frontier = engine.frontier.map { max($0, stampFrontier) } ?? stampFrontier
-        let installed = MergeEngine(
-            registry: engine.registry, base: snapshot.value, frontier: frontier, baseVector: vector,
-            compactedTouches: snapshot.touches, capturesChanges: false)
-        installed.apply(kept)
-        installed.capturesChanges = true
-        commitInstall(of: snapshot, into: installed, replacing: engine, restamped: report.opsRestamped > 0)
-        report.installed = true
-        return report
-    }
-
-    /// Stamps again this replica's ops from the first stranded one on (and drops them from `kept`),
-    /// above the clock, which has seen the sender's stamp. Call with `condition` held.
-    /// - Throws: `WeftError` with code `sync` when a stranded op is another replica's, or own and acknowledged.
-    private func restamp(_ kept: inout [Op], stranded: [Op]) throws -> [Op] {
-        if let foreign = stranded.first(where: { $0.origin != replicaID }) {
-            throw WeftError(
-                .sync,
-                "this replica holds op \(foreign.sequence) of \(foreign.origin), stamped \(foreign.stamp.text), at or "
-                    + "below the stamp the snapshot's sender compacted up to, and outside the snapshot; it cannot take its "
-                    + "place in stamp order, so the snapshot is not installed")
-        }
-        let first = stranded.map(\.sequence).min() ?? 0
-        guard acknowledgedThrough < first else {
-            throw WeftError(
-                .sync,
-                "this replica's op \(first) is stamped at or below the stamp the snapshot's sender compacted up to, and "
-                    + "another replica acknowledged it; it cannot be stamped again, so the snapshot is not installed")
-        }
-        var own = stranded + kept.filter { $0.origin == replicaID && $0.sequence >= first }
-        kept.removeAll { $0.origin == replicaID && $0.sequence >= first }
-        own.sort { $0.sequence < $1.sequence }
-        let wall = options.wallClockMillis()
-        return try own.map { op in
-            let stamp: Stamp
-            do {
-                stamp = try clock.next(wallMillis: wall)
-            } catch {
-                throw WeftError.wrapping(error)
-            }
-            return Op(stamp: stamp, sequence: op.sequence, path: op.path, kind: op.kind)
-        }
+        guard let install else { return nothing }
+        install.engine.capturesChanges = true
+        commitInstall(of: snapshot, into: install.engine, replacing: engine, restamped: !install.restamped.isEmpty)
+        return SnapshotInstallReport(
+            opsFolded: install.folded, opsKept: install.kept, opsRestamped: install.restamped.count, installed: true)
     }
 
     /// Makes `installed` the replica's engine, tells the listeners what changed, and queues the commit
