@@ -187,7 +187,18 @@ extension SyncDriver {
     private func apply(_ ops: EncodedOps, from peer: ReplicaID, on channel: _SyncChannel) {
         guard !channel.isClosed else { return }
         do {
-            try target.applyRemote(ops)
+            let report = try target.applyRemote(ops)
+            if let first = report.refused.first {
+                // Below the compaction frontier, their origin reached this group only after a compaction
+                // folded their place in stamp order (see "Snapshots" in Docs/PROTOCOL.md); out of order,
+                // their origin's log is broken or forged. Either way they change nothing here.
+                logger.warning(
+                    "sync ops refused: at or below this replica's compaction frontier, or out of their origin's order",
+                    metadata: [
+                        "peer": "\(peer)", "ops": "\(report.refused.count)", "origin": "\(first.replica)",
+                        "first": "\(first.text)",
+                    ])
+            }
         } catch {
             let code: SyncErrorCode = (error as? WeftError)?.code == .clockRefused ? .clockDrift : .localFailure
             logger.warning(
