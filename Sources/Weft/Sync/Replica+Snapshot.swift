@@ -83,7 +83,6 @@ extension Replica {
             throw WeftError.wrapping(error)
         }
         guard let install else { return nothing }
-        install.engine.capturesChanges = true
         commitInstall(of: snapshot, into: install.engine, replacing: engine, restamped: !install.restamped.isEmpty)
         return SnapshotInstallReport(
             opsFolded: install.folded, opsKept: install.kept, opsRestamped: install.restamped.count, installed: true)
