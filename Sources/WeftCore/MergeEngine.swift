@@ -37,6 +37,10 @@ public final class MergeEngine {
     var unusualOutcomes: [Stamp: Outcome] = [:]
     /// Ops waiting for a function this replica lacks.
     var waiting: [Stamp: Op] = [:]
+    /// Per origin, the lowest sequence of a new op refused below the frontier: the origin's ops after it
+    /// are refused too until an op of that sequence is admitted, so that none of them is held under the
+    /// stamp its origin is about to replace.
+    var strandedFrom: [ReplicaID: UInt64] = [:]
     /// Increments that met a null node (they used their `from`).
     var incrementsFromNull: Set<Stamp> = []
     var index = PathIndex()
@@ -215,12 +219,25 @@ public final class MergeEngine {
     /// this against its known neighbours comes from a broken or forged log, and the transaction rule
     /// relies on the order).
     private func admit(_ op: Op) -> Admission {
+        if !strandedFrom.isEmpty, let from = strandedFrom[op.origin], op.sequence > from { return .refused }
+        let admission: Admission
+        let contiguous: UInt64
         if let index = origins.index(forKey: op.origin) {
-            return Self.admit(op, to: &origins.values[index], frontier: frontier)
+            admission = Self.admit(op, to: &origins.values[index], frontier: frontier)
+            contiguous = origins.values[index].contiguous
+        } else {
+            var originLog = OriginLog()
+            admission = Self.admit(op, to: &originLog, frontier: frontier)
+            if admission == .added { origins[op.origin] = originLog }
+            contiguous = 0
         }
-        var originLog = OriginLog()
-        let admission = Self.admit(op, to: &originLog, frontier: frontier)
-        if admission == .added { origins[op.origin] = originLog }
+        if admission == .refused, let frontier, op.stamp <= frontier, op.sequence > contiguous {
+            // A new op below the frontier, not a compacted one again: its origin met this group after
+            // the compaction and will stamp it again, with the ops after it (see `installing`).
+            strandedFrom[op.origin] = min(strandedFrom[op.origin] ?? .max, op.sequence)
+        } else if admission == .added, !strandedFrom.isEmpty, strandedFrom[op.origin] == op.sequence {
+            strandedFrom.removeValue(forKey: op.origin)
+        }
         return admission
     }
 

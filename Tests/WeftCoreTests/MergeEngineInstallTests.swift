@@ -151,4 +151,37 @@ import Testing
             ) { setup.base.stampFrontier }
         }
     }
+
+    /// The sender's side: a new op below its frontier is refused, and so are the later ops of its origin
+    /// until that op comes back stamped again; a compacted op delivered again refuses nothing after it.
+    @Test func anOriginsOpsAfterOneRefusedBelowTheFrontierWaitForItStampedAgain() throws {
+        let setup = Self.setup(seed: 8)
+        let sender = setup.sender
+        let frontier = setup.base.stampFrontier
+        let joiner = setup.joinerID
+        func op(_ sequence: UInt64, millis: UInt64) throws -> Op {
+            Op(
+                stamp: Stamp(millis: millis, counter: 0, replica: joiner), sequence: sequence,
+                path: try Path("/joiner/n\(sequence)"), kind: .set(.int(Int64(sequence))))
+        }
+        let below = try op(1, millis: frontier.millis - 5)
+        let above = try op(2, millis: frontier.millis + 5)
+        let report = sender.apply([below, above])
+        #expect(report.refused == [below.stamp, above.stamp])
+        #expect(sender.versionVector[joiner] == 0)
+
+        let again = try op(1, millis: frontier.millis + 10)
+        let after = try op(2, millis: frontier.millis + 11)
+        #expect(sender.apply([after]).refused == [after.stamp], "still waiting for op 1")
+        #expect(sender.apply([again, after]).admitted == [0, 1])
+        #expect(sender.versionVector[joiner] == 2)
+
+        // A compacted op of another origin delivered again is refused and stops nothing.
+        let compacted = try #require(setup.senderOps.first { $0.stamp <= frontier })
+        #expect(sender.apply([compacted]).refused == [compacted.stamp])
+        let next = Op(
+            stamp: Stamp(millis: frontier.millis + 1_000_000, counter: 0, replica: compacted.origin),
+            sequence: sender.versionVector[compacted.origin] + 1, path: try Path("/later"), kind: .set(.int(1)))
+        #expect(sender.apply([next]).admitted == [0])
+    }
 }

@@ -105,4 +105,71 @@ import WeftSync
         }
         await SyncDriverAcknowledgementTests.stop(drivers, fixtures)
     }
+
+    /// Offline writes on both sides of the hub's compaction stamp: the hub refuses the first ones (below
+    /// its frontier) and, until they come back stamped again, the later ones too, so that it never holds
+    /// an op under the stamp the joiner replaces.
+    @Test func writesOnBothSidesOfTheStampReachTheHubOnceStampedAgain() async throws {
+        let lag = ClockLag(millis: 20_000)
+        var fixtures = try SyncDriverAcknowledgementTests.fixtures(2)
+        fixtures.append(
+            try ReplicaFixture(.sqlite, seed: 131) { options in
+                options.wallClockMillis = { ReplicaOptions.systemClockMillis() - lag.millis }
+            })
+        let (hub, leaf, joiner) = (fixtures[0].replica, fixtures[1].replica, fixtures[2].replica)
+        let hubDriver = try SyncDriverAcknowledgementTests.driver(hub, role: .hub, others: [leaf, joiner])
+        let leafDriver = try SyncDriverAcknowledgementTests.driver(leaf, role: .peer, others: [hub])
+        var drivers = [leafDriver, hubDriver]
+        do {
+            for index in 0..<3 {
+                try joiner.submit(path: Sample.path("/count"), kind: .increment(by: .int(Int64(1_000 << index)), from: .int(0)))
+            }
+            let port = try await hubDriver.listen(on: "127.0.0.1", port: 0)
+            try await leafDriver.addPeer(host: "127.0.0.1", port: port)
+            var last: WriteReceipt?
+            for _ in 0..<10 {
+                last = try leaf.submit(path: Sample.path("/count"), kind: .increment(by: .int(1), from: .int(0)))
+            }
+            try await SyncDriverAcknowledgementTests.reach(try #require(last), .stable)
+            try await SyncFixture.wait("the leaf's writes to be stable at the hub") { hub.compactableOpCount() == 10 }
+            let frontier = try #require(try await hub.compact(vacuum: false).frontier)
+            lag.millis = 0
+            try await Task.sleep(for: .milliseconds(5))
+            let above = try joiner.submit(path: Sample.path("/joiner"), kind: .set(.string("after")))
+            try joiner.submit(path: Sample.path("/count"), kind: .increment(by: .int(8_000), from: .int(0)))
+            try await joiner.flush()
+            #expect(above.stamp > frontier)
+
+            let joinerDriver = try SyncDriverAcknowledgementTests.driver(joiner, role: .peer, others: [hub])
+            drivers.insert(joinerDriver, at: 0)
+            try await joinerDriver.addPeer(host: "127.0.0.1", port: port)
+            try await SyncFixture.wait("the three replicas to converge") {
+                hub.digest == joiner.digest && leaf.digest == joiner.digest
+                    && leaf.value(at: Sample.path("/joiner")) == .string("after")
+            }
+            #expect(joiner.value(at: Sample.path("/count")) == .int(15_010), "each write counted once")
+            let own = joiner.ops(from: joiner.replicaID, after: 0, limit: 10)
+            #expect(own.map(\.sequence) == [1, 2, 3, 4, 5])
+            #expect(hub.ops(from: joiner.replicaID, after: 0, limit: 10) == own)
+            #expect(leaf.ops(from: joiner.replicaID, after: 0, limit: 10) == own)
+        } catch {
+            await SyncDriverAcknowledgementTests.stop(drivers, fixtures)
+            throw error
+        }
+        await SyncDriverAcknowledgementTests.stop(drivers, fixtures)
+    }
+}
+
+/// How far a test replica's wall clock runs behind, changed while it runs.
+private final class ClockLag: @unchecked Sendable {
+    // Sendable: `value` is guarded by `lock`.
+    private let lock = NSLock()
+    private var value: UInt64
+
+    init(millis: UInt64) { value = millis }
+
+    var millis: UInt64 {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
+    }
 }
