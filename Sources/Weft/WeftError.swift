@@ -41,7 +41,8 @@ public struct WeftError: Error, Sendable, Hashable, CustomStringConvertible {
     init(_ error: CoreError) {
         switch error {
         case .invalidKey(let key, let reason): self.init(.invalidKey, reason, path: key)
-        case .pathTooDeep(let path, _), .invalidPath(let path, _): self.init(.invalidPath, error.description, path: path)
+        case .pathTooDeep(let path, _), .invalidPath(let path, _):
+            self.init(.invalidPath, error.description, path: path)
         case .invalidValue(let path, let reason): self.init(.invalidValue, reason, path: path)
         case .invalidJSON: self.init(.invalidJSON, error.description)
         case .clockDrift, .clockExhausted, .invalidStamp: self.init(.clockRefused, error.description)

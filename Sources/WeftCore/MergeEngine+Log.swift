@@ -84,8 +84,10 @@ extension MergeEngine {
         }
         index.removeCompacted(folded, upTo: newFrontier)
         frontier = newFrontier
-        lastCompactionTouches = touches.map { CompactedTouch(path: $0.key.path, origin: $0.key.origin, sequence: $0.value) }
-            .sorted { ($0.path, $0.origin) < ($1.path, $1.origin) }
+        lastCompactionTouches = touches.map {
+            CompactedTouch(path: $0.key.path, origin: $0.key.origin, sequence: $0.value)
+        }
+        .sorted { ($0.path, $0.origin) < ($1.path, $1.origin) }
         if loggedCount == 0 { precondition(base == state, "compaction changed the state") }
         return folded.count
     }

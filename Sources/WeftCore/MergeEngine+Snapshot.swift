@@ -80,14 +80,16 @@ extension MergeEngine {
         if let first = stranded.first {
             if let foreign = stranded.first(where: { $0.origin != local }) {
                 throw CoreError.snapshotNotInstallable(
-                    reason: "this replica holds op \(foreign.sequence) of \(foreign.origin), stamped \(foreign.stamp.text), "
+                    reason:
+                        "this replica holds op \(foreign.sequence) of \(foreign.origin), stamped \(foreign.stamp.text), "
                         + "at or below the stamp the snapshot's sender compacted up to and outside the snapshot; it "
                         + "cannot take its place in stamp order")
             }
             let from = stranded.map(\.sequence).min() ?? first.sequence
             guard acknowledgedThrough < from else {
                 throw CoreError.snapshotNotInstallable(
-                    reason: "this replica's op \(from) is stamped at or below the stamp the snapshot's sender compacted "
+                    reason:
+                        "this replica's op \(from) is stamped at or below the stamp the snapshot's sender compacted "
                         + "up to, and another replica acknowledged it, so it cannot be stamped again")
             }
             let own = (stranded + kept.filter { $0.origin == local && $0.sequence >= from })
@@ -105,7 +107,8 @@ extension MergeEngine {
             }
         }
         let installed = MergeEngine(
-            registry: registry, base: base.value, frontier: frontier.map { max($0, base.stampFrontier) } ?? base.stampFrontier,
+            registry: registry, base: base.value,
+            frontier: frontier.map { max($0, base.stampFrontier) } ?? base.stampFrontier,
             baseVector: vector, compactedTouches: base.touches, capturesChanges: false)
         installed.apply(kept + restamped)
         installed.capturesChanges = capturesChanges

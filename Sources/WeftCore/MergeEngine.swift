@@ -364,7 +364,8 @@ public final class MergeEngine {
             let old = state.write(value, at: op.path)
             report.outcomes[op.stamp] = .applied
             if capturesChanges {
-                report.changes.append(Change(path: op.path, old: old, new: value, isOneRow: scalarWrite && !old.isObject))
+                report.changes.append(
+                    Change(path: op.path, old: old, new: value, isOneRow: scalarWrite && !old.isObject))
             }
             return
         case .increment(let by, let from):
@@ -393,7 +394,9 @@ public final class MergeEngine {
             let outcome = applyTracked(op, to: &state) { _ in covered }
             if outcome == .applied {
                 report.outcomes[op.stamp] = .applied
-                if capturesChanges { report.changes.append(Change(path: op.path, old: old, new: state.value(at: op.path))) }
+                if capturesChanges {
+                    report.changes.append(Change(path: op.path, old: old, new: state.value(at: op.path)))
+                }
             } else {
                 record(outcome, of: op, report: &report)
             }
@@ -403,7 +406,9 @@ public final class MergeEngine {
             let outcome = applyTracked(op, to: &state) { _ in covered }
             record(outcome, of: op, report: &report)
             if outcome == .applied {
-                for (path, old) in olds { report.changes.append(Change(path: path, old: old, new: state.value(at: path))) }
+                for (path, old) in olds {
+                    report.changes.append(Change(path: path, old: old, new: state.value(at: path)))
+                }
             }
         }
     }
@@ -417,7 +422,8 @@ public final class MergeEngine {
         }
         if case .batch = op.kind, previous != outcome {
             // Index rejected batches by the node that failed them: only a change there can revive one.
-            if case .rejected(let reason) = previous, let path = reason.path, let node = index.node(at: path.keys[...]) {
+            if case .rejected(let reason) = previous, let path = reason.path, let node = index.node(at: path.keys[...])
+            {
                 node.failingBatches.removeAll { $0 == op.stamp }
             }
             if case .rejected(let reason) = outcome, let path = reason.path, let node = index.node(at: path.keys[...]) {

@@ -13,7 +13,9 @@ final class PathIndex {
             static func == (lhs: Name, rhs: Name) -> Bool { lhs.text == rhs.text }
             func hash(into hasher: inout Hasher) { hasher.combine(_rawHashValue(seed: 0)) }
             func _rawHashValue(seed: Int) -> Int {
-                Int(truncatingIfNeeded: FastHash.finalize(FastHash.fold(key: text, into: UInt64(truncatingIfNeeded: seed))))
+                Int(
+                    truncatingIfNeeded: FastHash.finalize(
+                        FastHash.fold(key: text, into: UInt64(truncatingIfNeeded: seed))))
             }
         }
 
@@ -348,7 +350,6 @@ final class PathIndex {
         node.latestSubtree.raise(origin: op.origin, sequence: op.sequence)
     }
 
-
     /// Marks the nodes where `op` may write a scalar: every scalar leaf of a written value, every
     /// increment target, and the whole node for transaction and call results.
     private func markScalars(of op: Op) {
@@ -414,7 +415,6 @@ final class PathIndex {
         return current.latestSubtree.isCovered(by: read)
     }
 
-
     /// Records only which origins touched the op's anchors (for ops folded into the base, whose
     /// per-origin sequences still decide whether later transactions saw them).
     func insertTouches(of op: Op) {
@@ -428,7 +428,8 @@ final class PathIndex {
         var stack: [(node: Node, keys: [String])] = [(root, [])]
         while let (node, keys) = stack.popLast() {
             node.latestOwn.forEach { entry in
-                result.append(CompactedTouch(path: Path(uncheckedKeys: keys), origin: entry.origin, sequence: entry.sequence))
+                result.append(
+                    CompactedTouch(path: Path(uncheckedKeys: keys), origin: entry.origin, sequence: entry.sequence))
             }
             for child in node.children.keyed.reversed() { stack.append((child.node, keys + [child.key])) }
         }

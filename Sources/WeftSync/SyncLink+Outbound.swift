@@ -126,31 +126,19 @@ extension SyncLink {
         guard var sending = outbound.snapshot else { preconditionFailure("no snapshot to send") }
         outbound.snapshot = nil
         while hasRoom, sending.nextEntry < sending.entries.count {
-            let start = sending.nextEntry
-            var end = start
-            var size = 0
-            while end < sending.entries.count, size < settings.snapshotChunkBytes {
-                size += sending.entryBytes[end]
-                end += 1
+            let budget = settings.snapshotChunkBytes
+            let end = Self.runEnd(from: sending.nextEntry, count: sending.entries.count, budget: budget) {
+                sending.entryBytes[$0]
             }
-            let frame = MessageCodec.encode(.snapshotChunk(Array(sending.entries[start..<end])))
-            outbox.send(frame)
-            outbound.ledger.add(.snapshotChunk(outbound.snapshotChunksSent), bytes: frame.count)
-            outbound.snapshotChunksSent += 1
+            sendSnapshotFrame(.snapshotChunk(Array(sending.entries[sending.nextEntry..<end])), outbox: &outbox)
             sending.nextEntry = end
         }
         while hasRoom, sending.nextEntry == sending.entries.count, sending.nextTouch < sending.touches.count {
-            let start = sending.nextTouch
-            var end = start
-            var size = 0
-            while end < sending.touches.count, size < settings.snapshotChunkBytes {
-                size += SnapshotChunker.byteCount(of: sending.touches[end])
-                end += 1
+            let budget = settings.snapshotChunkBytes
+            let end = Self.runEnd(from: sending.nextTouch, count: sending.touches.count, budget: budget) {
+                SnapshotChunker.byteCount(of: sending.touches[$0])
             }
-            let frame = MessageCodec.encode(.snapshotTouches(Array(sending.touches[start..<end])))
-            outbox.send(frame)
-            outbound.ledger.add(.snapshotChunk(outbound.snapshotChunksSent), bytes: frame.count)
-            outbound.snapshotChunksSent += 1
+            sendSnapshotFrame(.snapshotTouches(Array(sending.touches[sending.nextTouch..<end])), outbox: &outbox)
             sending.nextTouch = end
         }
         if sending.nextEntry == sending.entries.count, sending.nextTouch == sending.touches.count {
@@ -159,6 +147,25 @@ extension SyncLink {
         } else {
             outbound.snapshot = sending
         }
+    }
+
+    /// The end of the run of items from `start` whose sizes reach `budget` (at least one item).
+    static func runEnd(from start: Int, count: Int, budget: Int, size: (Int) -> Int) -> Int {
+        var end = start
+        var total = 0
+        while end < count, total < budget {
+            total += size(end)
+            end += 1
+        }
+        return end
+    }
+
+    /// Sends one snapshot frame (entries or touches), counted in the window until acknowledged.
+    mutating func sendSnapshotFrame(_ message: Message, outbox: inout Outbox) {
+        let frame = MessageCodec.encode(message)
+        outbox.send(frame)
+        outbound.ledger.add(.snapshotChunk(outbound.snapshotChunksSent), bytes: frame.count)
+        outbound.snapshotChunksSent += 1
     }
 
     // MARK: - Acknowledgements received

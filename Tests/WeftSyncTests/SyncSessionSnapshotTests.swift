@@ -153,6 +153,58 @@ import WeftCore
         #expect(actions.messagesSent == [.snapshotAck(chunkCount: 1)])
     }
 
+    /// The compaction stamp and the touches, announced by the begin and carried after the last entry
+    /// (in frames of their own, each acknowledged like a chunk), reach the owner with the state.
+    @Test func theCompactionStampAndTouchesComeWithTheSnapshot() {
+        var pair = readyAcceptor()
+        let stamp = Stamp(millis: 1_700_000_000_000, counter: 3, replica: origin)
+        let touches = [
+            CompactedTouch(path: try! Path("/a"), origin: origin, sequence: 3),
+            CompactedTouch(path: .root, origin: origin, sequence: 1),
+        ]
+        var announced = begin
+        announced.stampFrontier = stamp
+        announced.touchCount = 2
+        let digest = StateDigest(of: try! Value(json: #"{"a":"x"}"#))
+        let actions = feed(
+            &pair,
+            [
+                .snapshotBegin(announced), .snapshotChunk([entry]), .snapshotTouches([touches[0]]),
+                .snapshotTouches([touches[1]]), .snapshotEnd(digest),
+            ])
+        let expected = SyncSnapshot(
+            value: try! Value(json: #"{"a":"x"}"#), frontier: VersionVector([origin: 3]), stampFrontier: stamp,
+            touches: touches)
+        #expect(actions.contains(.installSnapshot(expected, from: origin)))
+        #expect(
+            actions.messagesSent == [
+                .snapshotAck(chunkCount: 1), .snapshotAck(chunkCount: 2), .snapshotAck(chunkCount: 3),
+            ])
+    }
+
+    @Test func touchesBeforeTheLastEntryOrBeyondTheAnnouncedCountAreRefused() {
+        let touch = CompactedTouch(path: try! Path("/a"), origin: origin, sequence: 3)
+        var announced = begin
+        announced.touchCount = 1
+        var early = readyAcceptor()
+        #expect(
+            feed(&early, [.snapshotBegin(announced), .snapshotTouches([touch])]).errorSent?.code == .snapshotMismatch)
+        var surplus = readyAcceptor()
+        let actions = feed(
+            &surplus, [.snapshotBegin(announced), .snapshotChunk([entry]), .snapshotTouches([touch, touch])])
+        #expect(actions.errorSent?.code == .snapshotMismatch)
+        var missing = readyAcceptor()
+        let ended = feed(
+            &missing,
+            [
+                .snapshotBegin(announced), .snapshotChunk([entry]),
+                .snapshotEnd(StateDigest(of: try! Value(json: #"{"a":"x"}"#))),
+            ])
+        #expect(ended.errorSent?.code == .snapshotMismatch)
+        var outside = readyAcceptor()
+        #expect(feed(&outside, [.snapshotTouches([touch])]).errorSent?.code == .protocolViolation)
+    }
+
     @Test func aSnapshotWithTheWrongDigestIsRefused() {
         var pair = readyAcceptor()
         let actions = feed(

@@ -130,7 +130,8 @@ import WeftSync
         try await joiner.replica.flush()
         try await joiner.reopen()
         #expect(joiner.replica.snapshot() == expected)
-        #expect(joiner.replica.ops(from: joiner.replica.replicaID, after: 0, limit: 10) == own, "the new stamps are stored")
+        #expect(
+            joiner.replica.ops(from: joiner.replica.replicaID, after: 0, limit: 10) == own, "the new stamps are stored")
         await joiner.finish()
         await source.finish()
     }

@@ -72,14 +72,16 @@ import WeftSync
         let leafDriver = try SyncDriverAcknowledgementTests.driver(leaf, role: .peer, others: [hub])
         var drivers = [leafDriver, hubDriver]
         do {
-            let offline = try joiner.submit(path: Sample.path("/count"), kind: .increment(by: .int(1_000), from: .int(0)))
+            let offline = try joiner.submit(
+                path: Sample.path("/count"), kind: .increment(by: .int(1_000), from: .int(0)))
             try joiner.submit(path: Sample.path("/joiner"), kind: .set(.string("offline")))
             try await joiner.flush()
             let port = try await hubDriver.listen(on: "127.0.0.1", port: 0)
             try await leafDriver.addPeer(host: "127.0.0.1", port: port)
             var last: WriteReceipt?
             for index in 0..<20 {
-                last = try leaf.submit(path: Sample.path("/count"), kind: .increment(by: .int(Int64(index)), from: .int(0)))
+                last = try leaf.submit(
+                    path: Sample.path("/count"), kind: .increment(by: .int(Int64(index)), from: .int(0)))
             }
             try await SyncDriverAcknowledgementTests.reach(try #require(last), .stable)
             // Stable at the hub once its own commit is durable, even when the leaf's last ack came first.
@@ -122,7 +124,8 @@ import WeftSync
         var drivers = [leafDriver, hubDriver]
         do {
             for index in 0..<3 {
-                try joiner.submit(path: Sample.path("/count"), kind: .increment(by: .int(Int64(1_000 << index)), from: .int(0)))
+                try joiner.submit(
+                    path: Sample.path("/count"), kind: .increment(by: .int(Int64(1_000 << index)), from: .int(0)))
             }
             let port = try await hubDriver.listen(on: "127.0.0.1", port: 0)
             try await leafDriver.addPeer(host: "127.0.0.1", port: port)

@@ -75,7 +75,8 @@ extension Replica {
             // ops stamped again, are above it.
             try clock.receive(stampFrontier, wallMillis: wall)
             let base = CompactedBase(
-                value: snapshot.value, vector: snapshot.frontier, stampFrontier: stampFrontier, touches: snapshot.touches)
+                value: snapshot.value, vector: snapshot.frontier, stampFrontier: stampFrontier,
+                touches: snapshot.touches)
             install = try engine.installing(
                 base, local: replicaID, localBaseVector: baseVector, acknowledgedThrough: acknowledgedThrough
             ) { try clock.next(wallMillis: wall) }
