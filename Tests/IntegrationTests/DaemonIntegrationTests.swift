@@ -155,5 +155,8 @@ import Testing
         }
         #expect(late.log.contains("installed a snapshot"))
         #expect(!late.log.contains("was not installed"))
+        // The late daemon's base holds the ops the hub had folded: they are not in its log one by one.
+        let status = try Self.client(late, name: "late", ["status"]).stdout
+        #expect(!status.contains(#""opsCompacted":0"#), "\(status)")
     }
 }

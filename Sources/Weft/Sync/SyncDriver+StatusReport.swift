@@ -13,6 +13,7 @@ extension SyncDriver {
         var logFields: [String: Value] = [
             "opsKnown": .int(Int64(clamping: log.opsKnown)), "opsInLog": .int(Int64(log.opsInLog)),
             "opsStable": .int(Int64(clamping: stableFrontier.total)),
+            "opsCompacted": .int(Int64(clamping: target.compactionVector.total)),
         ]
         if let bytes = log.bytesOnDisk { logFields["bytesOnDisk"] = .int(Int64(bytes)) }
         var peers: [String: Value] = [:]
