@@ -115,6 +115,11 @@ import WeftSync
         #expect(own.map(\.sequence) == [1, 2, 3, 4, 5])
         #expect(own.allSatisfy { $0.stamp > frontier })
         #expect(zip(own, own.dropFirst()).allSatisfy { $0.stamp < $1.stamp })
+        if kind == .memory {
+            // Durable before the install returns: no session can send a new stamp a crash would undo.
+            let stored = try joiner.openStore().allOps().map(\.op).filter { $0.origin == joiner.replica.replicaID }
+            #expect(stored.sorted { $0.sequence < $1.sequence } == own)
+        }
         for receipt in receipts {
             let status = try await receipt.wait(for: .durable)
             #expect(status == .durable, "\(status)")

@@ -85,6 +85,16 @@ extension Replica {
         }
         guard let install else { return nothing }
         commitInstall(of: snapshot, into: install.engine, replacing: engine, restamped: !install.restamped.isEmpty)
+        if !install.restamped.isEmpty {
+            // Ops stamped again leave this replica only once the batch that stores them is durable: a
+            // crash before it would reopen the old stamps, which a peer would then hold twice over.
+            // Sessions read ops under the lock held here, so none reads the new stamps before then.
+            do {
+                try committer.waitUntilIdle()
+            } catch {
+                throw WeftError.wrapping(error)
+            }
+        }
         return SnapshotInstallReport(
             opsFolded: install.folded, opsKept: install.kept, opsRestamped: install.restamped.count, installed: true)
     }
