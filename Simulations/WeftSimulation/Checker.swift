@@ -80,7 +80,7 @@ final class Checker {
 
     /// A replica merged ops from a peer: each must be an op some replica made, unaltered; the ones
     /// the replica called known must be known.
-    func received(_ ops: [Op], fresh: [Op], at replica: Int) -> SimulationFailure? {
+    func received(_ ops: [Op], fresh: [Op], refused: Set<Stamp> = [], at replica: Int) -> SimulationFailure? {
         for op in fresh {
             guard let original = self.ops[op.stamp] else {
                 return failure(.conflictingOps, replica, "received \(op.stamp), which no replica made")
@@ -89,9 +89,36 @@ final class Checker {
             _ = insertKnown(op.stamp, at: replica)
         }
         if fresh.count < ops.count {
-            for op in ops where !known[replica].contains(op.stamp) {
+            // Refused ops (below the compaction frontier) change nothing and are not held.
+            for op in ops where !known[replica].contains(op.stamp) && !refused.contains(op.stamp) {
                 return failure(.conflictingOps, replica, "the engine claims \(op.stamp), which never reached it")
             }
+        }
+        return nil
+    }
+
+    /// A replica installed a snapshot of ops it lacked: it now knows every op the snapshot's vector
+    /// covers, and its own ops in `restamped` replace, under their sequences, the ops it made before.
+    func installed(_ vector: VersionVector, restamped: [Op], at replica: Int) -> SimulationFailure? {
+        for (slot, stamp) in slots where slot.sequence <= vector[slot.origin] { _ = insertKnown(stamp, at: replica) }
+        for op in restamped {
+            let slot = Slot(origin: op.origin, sequence: op.sequence)
+            guard let old = slots[slot], op.origin == ids[replica] else {
+                return failure(.conflictingOps, replica, "stamped again \(op.stamp), which it never made")
+            }
+            for index in known.indices where known[index].contains(old) && index != replica {
+                return failure(.conflictingOps, index, "holds \(old), which r\(replica) stamped again as \(op.stamp)")
+            }
+            guard self.ops[op.stamp] == nil else {
+                return failure(.conflictingOps, replica, "stamp \(op.stamp) made twice")
+            }
+            self.ops[old] = nil
+            self.ops[op.stamp] = op
+            slots[slot] = op.stamp
+            known[replica].remove(old)
+            knownOrder[replica].removeAll { $0 == old }
+            knownHash[replica] &-= Checker.hash(old)
+            _ = insertKnown(op.stamp, at: replica)
         }
         return nil
     }

@@ -87,6 +87,10 @@ public enum CoverageCounter: String, Codable, Sendable, Hashable, CaseIterable {
     case acknowledgements
     case opsCompacted = "ops.compacted"
     case snapshotsReceived = "snapshots.received"
+    case snapshotsInstalled = "snapshots.installed"
+    case snapshotsRefused = "snapshots.refused"
+    case opsRestamped = "ops.restamped"
+    case opsRefused = "ops.refused"
     // Workload.
     case opsWritten = "ops.written"
     case opsRejected = "ops.rejected"

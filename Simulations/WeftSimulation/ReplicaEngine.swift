@@ -28,11 +28,26 @@ protocol ReplicaEngine: AnyObject {
     var base: Value { get }
     /// The touches of the compacted ops, as a snapshot carries them.
     func allCompactedTouches() -> [CompactedTouch]
+    /// The engine after installing `base` (see `MergeEngine.installing`), nil when it holds every op of it.
+    func installingBase(
+        _ base: CompactedBase, local: ReplicaID, localBaseVector: VersionVector, acknowledgedThrough: UInt64,
+        nextStamp: () throws -> Stamp
+    ) throws -> (engine: any ReplicaEngine, install: CompactedBaseInstall)?
     /// Which road the engine took for each op.
     var statistics: MergeStatistics { get }
 }
 
-extension MergeEngine: ReplicaEngine {}
+extension MergeEngine: ReplicaEngine {
+    func installingBase(
+        _ base: CompactedBase, local: ReplicaID, localBaseVector: VersionVector, acknowledgedThrough: UInt64,
+        nextStamp: () throws -> Stamp
+    ) throws -> (engine: any ReplicaEngine, install: CompactedBaseInstall)? {
+        let install = try installing(
+            base, local: local, localBaseVector: localBaseVector, acknowledgedThrough: acknowledgedThrough,
+            nextStamp: nextStamp)
+        return install.map { ($0.engine, $0) }
+    }
+}
 
 extension Sabotage {
     /// An engine for a replica: the real one, wrapped in a sabotage when there is one.

@@ -89,6 +89,18 @@ final class SabotagedEngine: ReplicaEngine {
     var frontier: Stamp? { inner.frontier }
     var base: Value { inner.base }
     func allCompactedTouches() -> [CompactedTouch] { inner.allCompactedTouches() }
+
+    /// The real engine installs the base; the broken rule goes on from there, its earlier patches gone
+    /// with the state they patched.
+    func installingBase(
+        _ base: CompactedBase, local: ReplicaID, localBaseVector: VersionVector, acknowledgedThrough: UInt64,
+        nextStamp: () throws -> Stamp
+    ) throws -> (engine: any ReplicaEngine, install: CompactedBaseInstall)? {
+        let install = try inner.installing(
+            base, local: local, localBaseVector: localBaseVector, acknowledgedThrough: acknowledgedThrough,
+            nextStamp: nextStamp)
+        return install.map { (SabotagedEngine(inner: $0.engine, sabotage: sabotage), $0) }
+    }
     var statistics: MergeStatistics { inner.statistics }
     func compact(upTo frontier: Stamp) -> Int { inner.compact(upTo: frontier) }
     func compactionFrontier(upTo stable: Stamp) -> Stamp? { inner.compactionFrontier(upTo: stable) }

@@ -44,12 +44,16 @@ public struct ScenarioOptions: Codable, Sendable, Hashable {
     public var storage: StorageKind = .memoryStore
     /// Share of seeds in which one replica keeps its log in a SQLite file instead.
     public var sqliteShare = 0.02
+    /// Share of hub seeds (of 3 replicas or more) with a late joiner (see ``LateJoiner``); 0 draws none
+    /// and leaves every other draw as it was.
+    public var lateJoinerShare = 0.0
 
     /// The default options: 2 to 8 replicas, 500 ops, every fault kind allowed.
     public init() {}
 
     enum CodingKeys: String, CodingKey {
         case replicasMin, replicasMax, opCount, topology, faults, allFaults, sabotage, storage, sqliteShare
+        case lateJoinerShare
     }
 
     public init(from decoder: any Decoder) throws {
@@ -63,6 +67,7 @@ public struct ScenarioOptions: Codable, Sendable, Hashable {
         sabotage = try container.decodeIfPresent(Sabotage.self, forKey: .sabotage)
         storage = try container.decode(StorageKind.self, forKey: .storage)
         sqliteShare = try container.decode(Double.self, forKey: .sqliteShare)
+        lateJoinerShare = try container.decodeIfPresent(Double.self, forKey: .lateJoinerShare) ?? 0
     }
 
     /// Encodes the fault kinds in a fixed order, so that a report's bytes depend on nothing else.
@@ -77,6 +82,7 @@ public struct ScenarioOptions: Codable, Sendable, Hashable {
         try container.encodeIfPresent(sabotage, forKey: .sabotage)
         try container.encode(storage, forKey: .storage)
         try container.encode(sqliteShare, forKey: .sqliteShare)
+        if lateJoinerShare > 0 { try container.encode(lateJoinerShare, forKey: .lateJoinerShare) }
     }
 
     /// Checks the options against ``SimulationLimits``.
@@ -91,6 +97,9 @@ public struct ScenarioOptions: Codable, Sendable, Hashable {
         }
         guard (0...1).contains(sqliteShare) else {
             throw SimulationError.invalidScenario(reason: "the SQLite share must be in 0...1")
+        }
+        guard (0...1).contains(lateJoinerShare) else {
+            throw SimulationError.invalidScenario(reason: "the late joiner share must be in 0...1")
         }
     }
 }
@@ -129,11 +138,18 @@ extension Scenario {
         var drawer = EpisodeDrawer(
             replicaCount: replicaCount, topology: topology, ticksFault: ticksFault,
             offsets: replicas.map(\.clockOffsetMillis))
-        let episodes = drawer.draw(enabled: enabled, rng: &rng)
+        var episodes = drawer.draw(enabled: enabled, rng: &rng)
+        // Drawn last, and only when asked for: every other draw stays as it was.
+        var lateJoiner: LateJoiner?
+        if options.lateJoinerShare > 0, topology == .hub, replicaCount >= 3, rng.chance(options.lateJoinerShare) {
+            let joiner = replicaCount - 1
+            lateJoiner = LateJoiner(replica: joiner, joinTick: ticksFault / 4 + rng.below(ticksFault / 4))
+            episodes.removeAll { if case .crash(joiner, _) = $0.fault { true } else { false } }
+        }
         return Scenario(
             seed: seed, replicaCount: replicaCount, workloadWriters: replicaCount, topology: topology,
             opCount: options.opCount, ticksFault: ticksFault, network: network, sessions: sessions,
-            replicas: replicas, episodes: episodes, sabotage: options.sabotage)
+            replicas: replicas, episodes: episodes, sabotage: options.sabotage, lateJoiner: lateJoiner)
     }
 
     static func drawNetwork(enabled: Set<FaultKind>, rng: inout SeededGenerator) -> NetworkProfile {

@@ -17,7 +17,22 @@ public struct Scenario: Codable, Sendable, Hashable {
     /// Writers of the workload stream. Fixed when the scenario is drawn, so that dropping replicas
     /// while shrinking keeps the ops of the remaining ones.
     public var workloadWriters: Int
-    /// How replicas are linked.
+    /// A replica that writes alone, unknown to the others, until `joinTick`: then it dials the hub, which
+/// may have compacted ops it lacks and sends it a snapshot (its own writes below the hub's compaction
+/// stamp are then stamped again).
+public struct LateJoiner: Codable, Sendable, Hashable {
+    /// Its index.
+    public var replica: Int
+    /// The tick its isolation ends.
+    public var joinTick: UInt64
+
+    public init(replica: Int, joinTick: UInt64) {
+        self.replica = replica
+        self.joinTick = joinTick
+    }
+}
+
+/// How replicas are linked.
     public var topology: Topology
     /// Ops drawn from the workload stream.
     public var opCount: Int
@@ -35,12 +50,14 @@ public struct Scenario: Codable, Sendable, Hashable {
     public var episodes: [Episode]
     /// A deliberately broken merge rule, to prove the checkers catch it; nil for the real engine.
     public var sabotage: Sabotage?
+    /// A replica the others do not know until it joins (hub topology), or nil.
+    public var lateJoiner: LateJoiner?
 
     /// A scenario from its parts; ``draw(seed:options:)`` is the usual way to get one.
     public init(
         seed: UInt64, replicaCount: Int, workloadWriters: Int, topology: Topology, opCount: Int,
         keptWrites: [Int]? = nil, ticksFault: UInt64, network: NetworkProfile, sessions: SessionProfile,
-        replicas: [ReplicaProfile], episodes: [Episode], sabotage: Sabotage? = nil
+        replicas: [ReplicaProfile], episodes: [Episode], sabotage: Sabotage? = nil, lateJoiner: LateJoiner? = nil
     ) {
         self.seed = seed
         self.replicaCount = replicaCount
@@ -54,6 +71,7 @@ public struct Scenario: Codable, Sendable, Hashable {
         self.replicas = replicas
         self.episodes = episodes
         self.sabotage = sabotage
+        self.lateJoiner = lateJoiner
     }
 
     /// Checks the scenario against ``SimulationLimits`` (a schedule file comes from outside).
@@ -80,10 +98,35 @@ public struct Scenario: Codable, Sendable, Hashable {
         try sessions.validate()
         for profile in replicas { try profile.validate() }
         for episode in episodes { try episode.validate(replicaCount: replicaCount, ticksFault: ticksFault) }
+        if let lateJoiner {
+            try require(topology == .hub, "a late joiner needs the hub topology")
+            try require(
+                (1..<replicaCount).contains(lateJoiner.replica) && lateJoiner.replica != Scenario.hubIndex,
+                "the late joiner must be a replica other than the hub")
+            try require(lateJoiner.joinTick < ticksFault, "a late joiner joins within the fault phase")
+            try require(
+                !episodes.contains { if case .crash(lateJoiner.replica, _) = $0.fault { true } else { false } },
+                "a late joiner does not crash (its disk does not model an installed base)")
+        }
     }
 
     /// Replica that others dial in a hub topology.
     public static let hubIndex = 0
+}
+
+/// A replica that writes alone, unknown to the others, until `joinTick`: then it dials the hub, which
+/// may have compacted ops it lacks and sends it a snapshot (its own writes below the hub's compaction
+/// stamp are then stamped again).
+public struct LateJoiner: Codable, Sendable, Hashable {
+    /// Its index.
+    public var replica: Int
+    /// The tick its isolation ends.
+    public var joinTick: UInt64
+
+    public init(replica: Int, joinTick: UInt64) {
+        self.replica = replica
+        self.joinTick = joinTick
+    }
 }
 
 /// How replicas are linked.

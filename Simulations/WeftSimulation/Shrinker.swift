@@ -175,6 +175,7 @@ extension Scenario {
                 return episode.fault.replicas.contains(gone) ? nil : episode
             }
         }
+        if let joiner = lateJoiner?.replica, joiner >= gone || gone < 3 { candidate.lateJoiner = nil }
         return candidate
     }
 }

@@ -13,7 +13,9 @@ final class SimulatedReplica {
     let profile: ReplicaProfile
     let disk: any ReplicaDisk
     let sabotage: Sabotage?
-    let members: Set<ReplicaID>
+    /// The replicas whose acknowledgements stability waits for: fixed at the start, and grown by the
+    /// late joiner once it has a session here (kept across restarts, as `Replica` stores them).
+    private(set) var members: Set<ReplicaID>
     let hubs: Set<ReplicaID>
 
     private(set) var isUp = true
@@ -139,6 +141,40 @@ final class SimulatedReplica {
         cachedView = nil
     }
 
+    /// A replica this one had a session with counts as a member from now on.
+    func learn(member: ReplicaID) {
+        guard !members.contains(member) else { return }
+        members.insert(member)
+        book.addMember(member)
+        lastCompactionStable = nil
+        cachedView = nil
+    }
+
+    /// Installs a snapshot of ops this replica lacks (a late joiner meeting a hub that compacted): the
+    /// engine becomes the real engine's install, its own ops below the sender's stamp stamped again.
+    /// The disk is not rewritten: a late joiner never crashes (see `Docs/SIMULATOR.md`).
+    /// - Returns: the install, or nil when this replica holds every op of the snapshot.
+    /// - Throws: the clock's drift refusal of the sender's stamp, or the engine's refusal.
+    func install(_ snapshot: SyncSnapshot, now: UInt64) throws -> CompactedBaseInstall? {
+        precondition(isUp, "a crashed replica installs nothing")
+        guard let stamp = snapshot.stampFrontier else { return nil }
+        let wall = wallMillis(now: now)
+        try clock.receive(stamp, wallMillis: wall)
+        let base = CompactedBase(
+            value: snapshot.value, vector: snapshot.frontier, stampFrontier: stamp, touches: snapshot.touches)
+        guard
+            let (installed, install) = try engine.installingBase(
+                base, local: id, localBaseVector: compacted, acknowledgedThrough: book.acknowledgedThrough(origin: id),
+                nextStamp: { try clock.next(wallMillis: wall) })
+        else { return nil }
+        engine = installed
+        compacted = snapshot.frontier
+        durable.raise(to: snapshot.frontier)
+        lastCompactionStable = nil
+        cachedView = nil
+        return install
+    }
+
     // MARK: - Compaction
 
     /// Folds into the engine's base every op that every member durably holds, as a replica does to
@@ -257,6 +293,16 @@ struct ReplicaLogView: OpSource {
 struct ContiguousLog {
     private(set) var vector = VersionVector()
     private var ahead: [ReplicaID: Set<UInt64>] = [:]
+
+    /// Holds every op `other` covers (an installed snapshot's base).
+    mutating func raise(to other: VersionVector) {
+        for (origin, sequence) in other.entries where sequence > vector[origin] {
+            var next = sequence
+            ahead[origin] = ahead[origin]?.filter { $0 > sequence }
+            while ahead[origin]?.remove(next + 1) != nil { next += 1 }
+            vector.advance(origin: origin, to: next)
+        }
+    }
 
     /// True when some op is held beyond a gap.
     var hasGaps: Bool { ahead.values.contains { !$0.isEmpty } }

@@ -49,7 +49,10 @@ extension Simulation {
         }
         if report.duplicates > 0 { coverage.bump(.duplicateOpsDelivered, by: report.duplicates) }
         count(report)
-        record(checker.received(ops, fresh: fresh, at: index))
+        if !report.refused.isEmpty {
+            coverage.bump(.opsRefused, by: report.refused.count)
+        }
+        record(checker.received(ops, fresh: fresh, refused: Set(report.refused), at: index))
         if replica.profile.syncsEveryCommit, !fresh.isEmpty { scheduleGrowth(index) }
     }
 
@@ -60,14 +63,41 @@ extension Simulation {
     private func install(_ snapshot: SyncSnapshot, from peer: ReplicaID, at address: EndpointAddress) {
         guard let index = replica(at: address) else { return }
         let durable = replicas[index].durable.vector
-        guard durable.covers(snapshot.frontier) else {
-            return fail(
-                .unexpectedAction, index,
-                "\(peer) sent a snapshot at \(snapshot.frontier) but this replica holds \(durable): "
-                    + "something compacted ops a member lacks")
-        }
         coverage.bump(.snapshotsReceived)
         record(checker.snapshot(snapshot, at: index))
+        guard durable.covers(snapshot.frontier) else {
+            guard scenario.lateJoiner?.replica == index else {
+                return fail(
+                    .unexpectedAction, index,
+                    "\(peer) sent a snapshot at \(snapshot.frontier) but this replica holds \(durable): "
+                        + "something compacted ops a member lacks")
+            }
+            return installLacking(snapshot, from: peer, at: address, index: index)
+        }
+        withSession(address) { session, view, now in session.onLocalOpsAppended(source: view, now: now) }
+    }
+
+    /// The late joiner lacks some of the snapshot's ops: it installs the snapshot as `Replica` does,
+    /// and after stamping its own ops again it ends the session (`resync`) and dials anew.
+    private func installLacking(_ snapshot: SyncSnapshot, from peer: ReplicaID, at address: EndpointAddress, index: Int) {
+        let installed: CompactedBaseInstall?
+        do {
+            installed = try replicas[index].install(snapshot, now: now)
+        } catch {
+            coverage.bump(.snapshotsRefused)
+            let refusal = SyncError(.localFailure, "the snapshot from \(peer) was not installed: \(error)")
+            withSession(address) { session, _, now in session.onClose(error: refusal, now: now) }
+            return
+        }
+        guard let installed else { return }
+        coverage.bump(.snapshotsInstalled)
+        record(checker.installed(snapshot.frontier, restamped: installed.restamped, at: index))
+        guard installed.restamped.isEmpty else {
+            coverage.bump(.opsRestamped, by: installed.restamped.count)
+            let resync = SyncError(.resync, "\(installed.restamped.count) own ops were stamped again")
+            withSession(address) { session, _, now in session.onClose(error: resync, now: now) }
+            return
+        }
         withSession(address) { session, view, now in session.onLocalOpsAppended(source: view, now: now) }
     }
 
@@ -79,10 +109,13 @@ extension Simulation {
         }
         coverage.bump(.acknowledgements)
         replicas[index].record(acknowledgement, from: peer)
+        // A stable frontier answers for the replicas that were members when it was computed: the late
+        // joiner is left out (the group's frontier runs ahead of it until the snapshot reaches it).
+        let joiner = scenario.lateJoiner?.replica
         record(
             checker.acknowledgement(
                 acknowledgement, by: peerIndex, durable: replicas[peerIndex].durable.vector,
-                everyDurable: replicas.map(\.durable.vector)))
+                everyDurable: replicas.filter { $0.index != joiner }.map(\.durable.vector)))
     }
 
     private func scheduleTimer(_ timer: SyncTimer, after delay: UInt64, at address: EndpointAddress) {
@@ -102,6 +135,9 @@ extension Simulation {
             guard let connection = connections[address.connection], !connection.ready[address.side] else { return }
             connections[address.connection]!.ready[address.side] = true
             connections[address.connection]!.readyTick = now
+            // Replicas that had a session count each other as members from then on.
+            let pair = connections[address.connection]!.replicas
+            replicas[pair[address.side]].learn(member: replicas[pair[address.side ^ 1]].id)
             coverage.bump(.sessionsReady)
         case .closed:
             guard let error = status.error else { return }

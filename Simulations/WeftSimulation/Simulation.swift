@@ -67,6 +67,10 @@ public final class Simulation {
         checker = Checker(ids: ids, registry: Workload.registry, seed: scenario.seed)
         buildReplicas(ids: ids)
         buildLinks()
+        if let joiner = scenario.lateJoiner {
+            // Alone until it joins: nobody reaches it, and it reaches nobody.
+            network.add(NetworkModel.Block(episode: -1, fault: .isolate(replica: joiner.replica), endTick: joiner.joinTick))
+        }
     }
 
     deinit { closeDisks() }
@@ -101,10 +105,12 @@ public final class Simulation {
     // MARK: - Set-up
 
     private func buildReplicas(ids: [ReplicaID]) {
-        let members = Set(ids)
         let hubs: Set<ReplicaID> = scenario.topology == .hub ? [ids[Scenario.hubIndex]] : []
         for (index, id) in ids.enumerated() {
             let profile = scenario.replicas[index]
+            // A late joiner knows the others; they learn of it when it joins.
+            var members = Set(ids)
+            if let joiner = scenario.lateJoiner?.replica, joiner != index { members.remove(ids[joiner]) }
             replicas.append(
                 SimulatedReplica(
                     index: index, id: id, profile: profile, disk: makeDisk(profile, replica: index, id: id),

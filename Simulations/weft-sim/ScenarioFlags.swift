@@ -29,6 +29,11 @@ struct ScenarioFlags: ParsableArguments {
     @Option(name: .long, help: "Share of seeds in which one replica keeps its log in a SQLite file.")
     var sqliteShare: Double = ScenarioOptions().sqliteShare
 
+    @Option(
+        name: .long,
+        help: "Share of hub seeds (3 replicas or more) where the last replica writes alone, unknown to the others, then joins.")
+    var lateJoiners: Double = ScenarioOptions().lateJoinerShare
+
     /// The scenario options these flags give.
     func options() throws -> ScenarioOptions {
         var options = ScenarioOptions()
@@ -54,6 +59,7 @@ struct ScenarioFlags: ParsableArguments {
             }
             options.storage = kind
             options.sqliteShare = sqliteShare
+            options.lateJoinerShare = lateJoiners
             try options.validate()
         } catch {
             throw ValidationError("\(error)")
