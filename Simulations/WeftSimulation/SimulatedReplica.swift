@@ -28,8 +28,10 @@ final class SimulatedReplica {
     private(set) var lastOwnSequence: UInt64 = 0
     /// Per origin, the ops folded into the engine's base.
     private(set) var compacted = VersionVector()
+    /// The stamp the engine compacted up to, kept across a crash.
+    private var compactedFrontier: Stamp? { engine.frontier }
     /// The stable frontier the last compaction attempt started from (none is tried again on it).
-    private var lastCompactionStable: VersionVector?
+    private var lastCompactionStable: (VersionVector, CompactionCap)?
     private(set) var book: AcknowledgementBook
     /// The wall clock minus simulated time, in milliseconds.
     var clockOffsetMillis: Int64
@@ -187,8 +189,9 @@ final class SimulatedReplica {
     /// - Returns: the number of ops folded.
     func compactToStableFrontier() -> Int {
         let stable = view.stableFrontier
-        guard stable != lastCompactionStable else { return 0 }
-        lastCompactionStable = stable
+        let cap = book.compactionCap
+        if let (last, lastCap) = lastCompactionStable, last == stable, lastCap == cap { return 0 }
+        lastCompactionStable = (stable, cap)
         var frontier: Stamp?
         for member in members.sorted() {
             let sequence = stable[member]
@@ -197,7 +200,9 @@ final class SimulatedReplica {
             else { return 0 }
             frontier = min(frontier ?? op.stamp, op.stamp)
         }
-        guard let candidate = frontier, let frontier = engine.compactionFrontier(upTo: candidate) else { return 0 }
+        // No further than the hub compacted (see `AcknowledgementBook.compactionCap`).
+        guard let candidate = frontier.flatMap(cap.capping), let frontier = engine.compactionFrontier(upTo: candidate)
+        else { return 0 }
         for member in members.sorted() {
             let after = compacted[member]
             let candidates = engine.ops(from: member, after: after, limit: Int(stable[member] - after))
@@ -233,12 +238,17 @@ final class SimulatedReplica {
     func restart() throws -> RecoveredLog {
         precondition(!isUp, "restart of a running replica")
         let recovered = try disk.recover()
+        let frontier = compactedFrontier
         engine = Sabotage.engine(sabotage, registry: Workload.registry, capturesChanges: disk.storesTree)
         _ = engine.apply(recovered.ops)
+        // A compaction is durable once done (`Replica` commits it alone): the restarted replica folds
+        // the same ops again, so its frontier never moves back (its hub's leaves may have compacted
+        // as far, and a late joiner's ops below it must stay refused).
+        if let frontier { _ = engine.compact(upTo: frontier) }
         clock = HybridClock(replica: id, lastTime: recovered.clockTime, driftMillisMax: SimulationLimits.driftMillisMax)
         lastOwnSequence = recovered.ops.reduce(0) { $1.origin == id ? max($0, $1.sequence) : $0 }
         book = AcknowledgementBook(local: id, members: members, hubs: hubs)
-        compacted = VersionVector()
+        if frontier == nil { compacted = VersionVector() }
         lastCompactionStable = nil
         isUp = true
         cachedView = nil
@@ -275,6 +285,8 @@ struct ReplicaLogView: OpSource {
     let versionVector: VersionVector
     let compactionFrontier: VersionVector
     let stableFrontier: VersionVector
+
+    var compactionStamp: Stamp? { engine.frontier }
 
     func snapshot() throws -> SyncSnapshot {
         SyncSnapshot(

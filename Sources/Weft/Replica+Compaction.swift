@@ -1,6 +1,7 @@
 import Foundation
 import WeftCore
 import WeftStore
+import WeftSync
 
 // Compaction: the ops up to the stable frontier are folded into the base, in memory and in the file,
 // and dropped from the log.
@@ -39,6 +40,7 @@ extension Replica {
         let (folded, frontier) = try queueCompaction(vacuum: vacuum)
         try await flush()
         if let failure = committer.takeMaintenanceFailure() { throw failure }
+        if folded > 0 { for listener in condition.withLock({ compactionListeners }) { listener() } }
         return CompactionReport(
             opsFolded: folded, frontier: frontier, bytesBefore: bytesBefore, bytesAfter: try bytesOnDisk())
     }
@@ -52,7 +54,7 @@ extension Replica {
     public func compactableOpCount() -> Int {
         condition.lock()
         defer { condition.unlock() }
-        guard case .ready = phase, let engine, let stable = stableFrontier,
+        guard case .ready = phase, let engine, let stable = stableFrontier.flatMap(compactionCap.capping),
             let frontier = engine.compactionFrontier(upTo: stable)
         else { return 0 }
         var count = 0
@@ -66,7 +68,10 @@ extension Replica {
         condition.lock()
         defer { condition.unlock() }
         let engine = try writableEngine()
-        guard let stable = stableFrontier, let frontier = engine.compactionFrontier(upTo: stable) else {
+        // No further than the hubs compacted (see `AcknowledgementBook.compactionCap`).
+        guard let stable = stableFrontier.flatMap(compactionCap.capping),
+            let frontier = engine.compactionFrontier(upTo: stable)
+        else {
             return (0, engine.frontier)
         }
         try committer.waitUntilIdle()

@@ -1,6 +1,7 @@
 import Foundation
 import WeftCore
 import WeftStore
+import WeftSync
 
 /// One replica of a Weft tree: its state in memory, its SQLite file (or a store held in memory), and
 /// the road every write takes: stamp → merge engine → change listeners → group commit → durable.
@@ -77,6 +78,10 @@ public final class Replica: @unchecked Sendable {
     var stableFrontier: Stamp?
     /// The version vector of the ops folded into the compacted base.
     var baseVector = VersionVector()
+    /// How far compaction may go: no further than the hubs compacted (set by sync; unlimited alone).
+    var compactionCap = CompactionCap.unlimited
+    /// Called after each compaction (sync announces the new compaction stamp).
+    var compactionListeners: [@Sendable () -> Void] = []
 
     // MARK: - Opening
 

@@ -37,6 +37,23 @@ public struct AcknowledgementBook: Sendable, Hashable {
     /// otherwise lead the hub to call stable what a member without ops of its own lacks).
     public private(set) var announced: [ReplicaID: VersionVector] = [:]
 
+    /// The highest compaction stamp each peer announced (nil entries are not kept).
+    public private(set) var compactionAnnounced: [ReplicaID: Stamp] = [:]
+
+    /// How far this replica may compact: no further than any of its hubs did, so that every op a hub
+    /// accepts (from a replica that joined after a compaction) is above this replica's frontier too.
+    /// Unlimited without hubs (a mesh: see the known limits of `Docs/PROTOCOL.md`).
+    public var compactionCap: CompactionCap {
+        let others = hubs.subtracting([local])
+        guard !others.isEmpty else { return .unlimited }
+        var cap: Stamp?
+        for hub in others {
+            guard let stamp = compactionAnnounced[hub] else { return .nothing }
+            cap = cap.map { min($0, stamp) } ?? stamp
+        }
+        return cap.map(CompactionCap.upTo) ?? .nothing
+    }
+
     /// The highest stable frontier the hubs announced.
     public var announcedStable: VersionVector {
         announced.reduce(VersionVector()) { hubs.contains($1.key) ? $0.merged(with: $1.value) : $0 }
@@ -72,6 +89,7 @@ public struct AcknowledgementBook: Sendable, Hashable {
         members.remove(replica)
         acknowledged.removeValue(forKey: replica)
         announced.removeValue(forKey: replica)
+        compactionAnnounced.removeValue(forKey: replica)
     }
 
     /// Records an acknowledgement; vectors only grow.
@@ -80,6 +98,9 @@ public struct AcknowledgementBook: Sendable, Hashable {
             .merged(with: acknowledgement.versionVector)
         announced[peer, default: VersionVector()] = announced[peer, default: VersionVector()]
             .merged(with: acknowledgement.stableFrontier)
+        if let stamp = acknowledgement.compactionStamp {
+            compactionAnnounced[peer] = max(compactionAnnounced[peer] ?? stamp, stamp)
+        }
     }
 
     /// The ops every member has: the pointwise minimum of the members' acknowledged vectors and the
@@ -132,5 +153,24 @@ public struct AcknowledgementBook: Sendable, Hashable {
         let peers = acknowledgers(origin: origin, sequence: sequence).subtracting([local])
         if !peers.isDisjoint(with: hubs) || peers.count >= peersRequired { return .acknowledged }
         return .unacknowledged
+    }
+}
+
+/// How far a replica may compact (see ``AcknowledgementBook/compactionCap``).
+public enum CompactionCap: Sendable, Hashable {
+    /// No hub bounds it.
+    case unlimited
+    /// Up to this stamp, the least its hubs compacted up to.
+    case upTo(Stamp)
+    /// Not at all: a hub has not compacted yet.
+    case nothing
+
+    /// `frontier` lowered to the cap; nil when nothing may be compacted.
+    public func capping(_ frontier: Stamp) -> Stamp? {
+        switch self {
+        case .unlimited: return frontier
+        case .upTo(let cap): return min(frontier, cap)
+        case .nothing: return nil
+        }
     }
 }

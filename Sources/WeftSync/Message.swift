@@ -100,11 +100,17 @@ public struct Acknowledgement: Sendable, Hashable {
     public var versionVector: VersionVector
     /// The receiver's stable frontier (ops every member has), or empty when it does not know one.
     public var stableFrontier: VersionVector
+    /// The stamp the receiver compacted up to, nil when it never compacted. A hub's leaves compact no
+    /// further: an op the hub accepts is then above every frontier of its star.
+    public var compactionStamp: Stamp?
 
     /// An acknowledgement from its parts.
-    public init(versionVector: VersionVector, stableFrontier: VersionVector = VersionVector()) {
+    public init(
+        versionVector: VersionVector, stableFrontier: VersionVector = VersionVector(), compactionStamp: Stamp? = nil
+    ) {
         self.versionVector = versionVector
         self.stableFrontier = stableFrontier
+        self.compactionStamp = compactionStamp
     }
 }
 

@@ -51,14 +51,10 @@ public enum MessageCodec {
         case .ack(let ack):
             OpCodec.write(ack.versionVector, to: &writer)
             OpCodec.write(ack.stableFrontier, to: &writer)
+            writeOptional(ack.compactionStamp, to: &writer)
         case .snapshotBegin(let begin):
             OpCodec.write(begin.frontier, to: &writer)
-            if let stamp = begin.stampFrontier {
-                writer.write(byte: 1)
-                OpCodec.write(stamp, to: &writer)
-            } else {
-                writer.write(byte: 0)
-            }
+            writeOptional(begin.stampFrontier, to: &writer)
             writer.write(varint: begin.entryCount)
             writer.write(varint: begin.byteCount)
             writer.write(varint: begin.touchCount)
@@ -125,17 +121,14 @@ public enum MessageCodec {
             return try decoding("ack") {
                 let versionVector = try OpCodec.readVersionVector(from: &reader)
                 let stable = try OpCodec.readVersionVector(from: &reader)
-                return .ack(Acknowledgement(versionVector: versionVector, stableFrontier: stable))
+                let compaction = try readOptionalStamp(from: &reader, in: "an ack")
+                return .ack(
+                    Acknowledgement(versionVector: versionVector, stableFrontier: stable, compactionStamp: compaction))
             }
         case .snapshotBegin:
             return try decoding("snapshot begin") {
                 let frontier = try OpCodec.readVersionVector(from: &reader)
-                let stampFrontier: Stamp?
-                switch try reader.readByte() {
-                case 0: stampFrontier = nil
-                case 1: stampFrontier = try OpCodec.readStamp(from: &reader)
-                case let flag: throw SyncError(.malformedFrame, "a snapshot begin has stamp flag \(flag), not 0 or 1")
-                }
+                let stampFrontier = try readOptionalStamp(from: &reader, in: "a snapshot begin")
                 let entryCount = try reader.readVarint()
                 let byteCount = try reader.readVarint()
                 let touchCount = try reader.readVarint()
@@ -160,6 +153,22 @@ public enum MessageCodec {
         case .request: return .request(try ClientCodec.readRequest(from: &reader))
         case .reply: return .reply(try ClientCodec.readReply(from: &reader))
         case .event: return .event(try ClientCodec.readEvent(from: &reader))
+        }
+    }
+
+    /// A flag byte, then the stamp when the flag is 1.
+    static func writeOptional(_ stamp: Stamp?, to writer: inout ByteWriter) {
+        guard let stamp else { return writer.write(byte: 0) }
+        writer.write(byte: 1)
+        OpCodec.write(stamp, to: &writer)
+    }
+
+    /// Reads what ``writeOptional(_:to:)`` wrote; a flag other than 0 or 1 is malformed.
+    static func readOptionalStamp(from reader: inout ByteReader, in what: String) throws -> Stamp? {
+        switch try reader.readByte() {
+        case 0: return nil
+        case 1: return try OpCodec.readStamp(from: &reader)
+        case let flag: throw SyncError(.malformedFrame, "\(what) has stamp flag \(flag), not 0 or 1")
         }
     }
 

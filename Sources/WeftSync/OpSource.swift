@@ -26,6 +26,10 @@ public protocol OpSource {
     /// of a star learn it from their hub. Defaults to the empty vector (unknown).
     var stableFrontier: VersionVector { get }
 
+    /// The stamp the log compacted up to, sent in acks so that a hub's leaves compact no further.
+    /// Defaults to nil (never compacted).
+    var compactionStamp: Stamp? { get }
+
     /// Ops of `origin` whose sequences follow `sequence`, in sequence order and without gaps.
     ///
     /// - Parameters:
@@ -49,6 +53,9 @@ extension OpSource {
 
     /// Unknown: the empty vector.
     public var stableFrontier: VersionVector { VersionVector() }
+
+    /// Never compacted.
+    public var compactionStamp: Stamp? { nil }
 
     /// The empty state at the (empty) compaction frontier.
     public func snapshot() throws -> SyncSnapshot { SyncSnapshot(value: .null, frontier: compactionFrontier) }

@@ -54,6 +54,7 @@ struct SyncLink: Sendable {
         /// The vectors of the last ack sent.
         var acknowledged: VersionVector
         var stableAnnounced = VersionVector()
+        var compactionAnnounced: Stamp?
         /// The snapshot being received, if any.
         var snapshot: SnapshotAssembler?
         /// Snapshot chunks received in this session.
@@ -122,8 +123,8 @@ struct SyncLink: Sendable {
     mutating func pump(source: some OpSource, outbox: inout Outbox) throws(SyncError) {
         guard replicates else { return }
         let local = source.versionVector
-        if inbound.ledger.hasOps(coveredBy: local) {
-            sendAcknowledgement(local, stable: source.stableFrontier, outbox: &outbox)
+        if inbound.ledger.hasOps(coveredBy: local) || source.compactionStamp != inbound.compactionAnnounced {
+            sendAcknowledgement(local, source: source, outbox: &outbox)
         }
         if sendsOps { try fill(source: source, outbox: &outbox) }
     }
@@ -133,18 +134,22 @@ struct SyncLink: Sendable {
     mutating func refreshAcknowledgement(source: some OpSource, outbox: inout Outbox) {
         guard replicates else { return }
         let local = source.versionVector
-        let stable = source.stableFrontier
-        if local != inbound.acknowledged || stable != inbound.stableAnnounced {
-            sendAcknowledgement(local, stable: stable, outbox: &outbox)
+        if local != inbound.acknowledged || source.stableFrontier != inbound.stableAnnounced
+            || source.compactionStamp != inbound.compactionAnnounced
+        {
+            sendAcknowledgement(local, source: source, outbox: &outbox)
         }
     }
 
-    mutating func sendAcknowledgement(_ local: VersionVector, stable: VersionVector, outbox: inout Outbox) {
-        outbox.send(.ack(Acknowledgement(versionVector: local, stableFrontier: stable)))
+    mutating func sendAcknowledgement(_ local: VersionVector, source: some OpSource, outbox: inout Outbox) {
+        let stable = source.stableFrontier
+        let compaction = source.compactionStamp
+        outbox.send(.ack(Acknowledgement(versionVector: local, stableFrontier: stable, compactionStamp: compaction)))
         inbound.ledger.release(coveredBy: local)
         inbound.bound = inbound.bound.merged(with: local)
         inbound.acknowledged = local
         inbound.stableAnnounced = stable
+        inbound.compactionAnnounced = compaction
     }
 
     /// Ops this replica holds that the peer has not acknowledged.

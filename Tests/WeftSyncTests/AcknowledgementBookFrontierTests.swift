@@ -113,4 +113,26 @@ import WeftCore
             from: hub)
         #expect(book.stableFrontier(local: VersionVector([me: 3, peerA: 5])) == VersionVector([me: 3, peerA: 5]))
     }
+
+    /// A leaf compacts no further than its hub announced it compacted; a hub, or a peer of a mesh,
+    /// compacts freely.
+    @Test func aLeafsCompactionIsCappedByItsHubsAnnouncedStamp() {
+        let early = Stamp(millis: 1_000, counter: 0, replica: hub)
+        let late = Stamp(millis: 2_000, counter: 0, replica: hub)
+        #expect(AcknowledgementBook(local: me, members: [me, peerA]).compactionCap == .unlimited)
+        #expect(AcknowledgementBook(local: hub, members: [hub, me], hubs: [hub]).compactionCap == .unlimited)
+        var leaf = AcknowledgementBook(local: me, members: [me, hub], hubs: [hub])
+        #expect(leaf.compactionCap == .nothing, "the hub has not compacted yet")
+        leaf.record(Acknowledgement(versionVector: VersionVector(), compactionStamp: late), from: hub)
+        #expect(leaf.compactionCap == .upTo(late))
+        leaf.record(Acknowledgement(versionVector: VersionVector(), compactionStamp: early), from: hub)
+        #expect(leaf.compactionCap == .upTo(late), "announcements only grow")
+        leaf.record(Acknowledgement(versionVector: VersionVector(), compactionStamp: late), from: peerA)
+        leaf.addHub(peerA)
+        leaf.record(Acknowledgement(versionVector: VersionVector(), compactionStamp: early), from: peerA)
+        #expect(leaf.compactionCap == .upTo(late), "the least of its hubs: peerA announced late first")
+        #expect(CompactionCap.upTo(early).capping(late) == early)
+        #expect(CompactionCap.nothing.capping(late) == nil)
+        #expect(CompactionCap.unlimited.capping(late) == late)
+    }
 }

@@ -70,6 +70,10 @@ enum Samples {
             .ops(EncodedOps(ops)),
             .ack(Acknowledgement(versionVector: vector, stableFrontier: VersionVector([alice: 2]))),
             .ack(Acknowledgement(versionVector: VersionVector())),
+            .ack(
+                Acknowledgement(
+                    versionVector: vector, stableFrontier: VersionVector([alice: 2]),
+                    compactionStamp: Stamp(time: 99, replica: alice))),
             .snapshotBegin(SnapshotBegin(frontier: vector, entryCount: 3, byteCount: 120)),
             .snapshotBegin(
                 SnapshotBegin(

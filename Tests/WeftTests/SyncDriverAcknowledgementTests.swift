@@ -67,6 +67,12 @@ import WeftSync
             try await Self.reach(receipts[0], .stable)
             try await Self.reach(hubReceipt, .stable)
             #expect(leaf.digest == hub.digest)
+            // A leaf compacts no further than its hub: nothing until the hub compacted and said so.
+            #expect(leaf.compactableOpCount() == 0)
+            #expect(try await leaf.compact().opsFolded == 0)
+            try await SyncFixture.wait("the hub to see every op stable") { hub.compactableOpCount() == 51 }
+            #expect(try await hub.compact().opsFolded == 51)
+            try await SyncFixture.wait("the leaf to learn the hub's compaction") { leaf.compactableOpCount() == 51 }
             let report = try await leaf.compact()
             #expect(report.opsFolded == 51)
             #expect(leaf.digest == hub.digest)
@@ -169,7 +175,9 @@ import WeftSync
     @Test func theStampFrontierStaysBelowTheFirstOpNotEveryMemberHolds() async throws {
         let fixture = try ReplicaFixture(.memory)
         let replica = fixture.replica
-        for index in 0..<5 { _ = try replica.submit(path: Sample.path("/mine/\(index)"), kind: .set(.int(Int64(index)))) }
+        for index in 0..<5 {
+            _ = try replica.submit(path: Sample.path("/mine/\(index)"), kind: .set(.int(Int64(index))))
+        }
         try await replica.flush()
         let other = Sample.replica(1)
         let mine = replica.ops(from: replica.replicaID, after: 0, limit: 10)

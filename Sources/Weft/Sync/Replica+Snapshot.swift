@@ -29,6 +29,16 @@ extension Replica {
     /// sent a snapshot.
     var compactionVector: VersionVector { condition.withLock { baseVector } }
 
+    /// The stamp the engine compacted up to (or installed a snapshot at).
+    var compactionStamp: Stamp? { condition.withLock { engine?.frontier } }
+
+    /// How far ``compact(vacuum:)`` may go: sync sets it from the hubs' compaction stamps.
+    func setCompactionCap(_ cap: CompactionCap) { condition.withLock { compactionCap = cap } }
+
+    func addCompactionListener(_ listener: @escaping @Sendable () -> Void) {
+        condition.withLock { compactionListeners.append(listener) }
+    }
+
     /// The compacted base with its frontiers and touches, as a session sends it.
     func syncSnapshot() throws -> SyncSnapshot {
         condition.lock()

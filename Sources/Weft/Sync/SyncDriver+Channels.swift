@@ -291,6 +291,7 @@ extension SyncDriver {
             // announced by a peer that hears from it.
             acknowledgements.addMember(origin)
         }
+        target.setCompactionCap(acknowledgements.compactionCap)
         let me = configuration.replica
         let acknowledged = acknowledgements.acknowledgedThrough(origin: me)
         if acknowledged > 0 { target.markAcknowledged(through: VersionVector([me: acknowledged])) }

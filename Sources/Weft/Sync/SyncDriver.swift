@@ -87,6 +87,7 @@ public final class SyncDriver: @unchecked Sendable {
         self.logger = logger
         clientService = clients.map { _SyncClientService(backend: $0) }
         target.addOpsAppendedListener { [weak self] in self?.requestPump() }
+        target.addCompactionListener { [weak self] in self?.requestPump() }
         if let clients, let clientService {
             clientService.listenerToken = clients.addChangeListener { [weak self] batch in
                 self?.clientValuesChanged(batch)

@@ -59,6 +59,15 @@ protocol SyncTarget: AnyObject, Sendable {
     /// - Throws: any error of the replica; the session closes with ``SyncErrorCode/localFailure``.
     func syncSnapshot() throws -> SyncSnapshot
 
+    /// The stamp the log compacted up to, announced in acks (a hub's leaves compact no further).
+    var compactionStamp: Stamp? { get }
+
+    /// How far compaction may go, from the hubs' announced compaction stamps.
+    func setCompactionCap(_ cap: CompactionCap)
+
+    /// Registers `listener`, called after each compaction (the sessions then announce the new stamp).
+    func addCompactionListener(_ listener: @escaping @Sendable () -> Void)
+
     /// Installs a snapshot a peer sent (see `Replica.installSnapshot(_:)`).
     /// - Throws: when it cannot be installed; the session closes with ``SyncErrorCode/localFailure``.
     @discardableResult
@@ -91,6 +100,15 @@ extension SyncTarget {
     /// Nothing compacted.
     var compactionVector: VersionVector { VersionVector() }
 
+    /// Never compacted.
+    var compactionStamp: Stamp? { nil }
+
+    /// Ignored (a target that never compacts).
+    func setCompactionCap(_ cap: CompactionCap) {}
+
+    /// Never called (a target that never compacts).
+    func addCompactionListener(_ listener: @escaping @Sendable () -> Void) {}
+
     /// The empty state (nothing compacted).
     func syncSnapshot() throws -> SyncSnapshot { SyncSnapshot(value: .null, frontier: VersionVector()) }
 
@@ -115,6 +133,8 @@ struct _SyncTargetSource: OpSource {
     var versionVector: VersionVector { target.durableVersionVector }
 
     var compactionFrontier: VersionVector { target.compactionVector }
+
+    var compactionStamp: Stamp? { target.compactionStamp }
 
     func snapshot() throws -> SyncSnapshot { try target.syncSnapshot() }
 
