@@ -126,7 +126,13 @@ extension Scenario {
             SimulationLimits.ticksFaultMax,
             max(SimulationLimits.ticksFaultMin, UInt64(options.opCount * 2 / rate) + rng.below(500)))
         let network = drawNetwork(enabled: enabled, rng: &rng)
-        let sessions = drawSessions(opCount: options.opCount, rng: &rng)
+        var sessions = drawSessions(opCount: options.opCount, rng: &rng)
+        // A handshake takes three one-way trips, and a ping's answer one round trip: timeouts shorter
+        // than twice that on the slowest link of the draw could never be met, even after healing.
+        // (No draw is spent: every other draw stays as it was.)
+        let trip = network.latencyTicksMax + network.jitterTicksMax
+        sessions.handshakeTimeoutTicks = max(sessions.handshakeTimeoutTicks, 6 * trip)
+        sessions.idleTimeoutTicks = max(sessions.idleTimeoutTicks, sessions.pingIntervalTicks + 4 * trip)
         var replicas = (0..<replicaCount).map { _ in
             drawReplica(enabled: enabled, storage: options.storage, rng: &rng)
         }
