@@ -17,22 +17,7 @@ public struct Scenario: Codable, Sendable, Hashable {
     /// Writers of the workload stream. Fixed when the scenario is drawn, so that dropping replicas
     /// while shrinking keeps the ops of the remaining ones.
     public var workloadWriters: Int
-    /// A replica that writes alone, unknown to the others, until `joinTick`: then it dials the hub, which
-/// may have compacted ops it lacks and sends it a snapshot (its own writes below the hub's compaction
-/// stamp are then stamped again).
-public struct LateJoiner: Codable, Sendable, Hashable {
-    /// Its index.
-    public var replica: Int
-    /// The tick its isolation ends.
-    public var joinTick: UInt64
-
-    public init(replica: Int, joinTick: UInt64) {
-        self.replica = replica
-        self.joinTick = joinTick
-    }
-}
-
-/// How replicas are linked.
+    /// How replicas are linked.
     public var topology: Topology
     /// Ops drawn from the workload stream.
     public var opCount: Int

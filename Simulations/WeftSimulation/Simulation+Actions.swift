@@ -79,7 +79,8 @@ extension Simulation {
 
     /// The late joiner lacks some of the snapshot's ops: it installs the snapshot as `Replica` does,
     /// and after stamping its own ops again it ends the session (`resync`) and dials anew.
-    private func installLacking(_ snapshot: SyncSnapshot, from peer: ReplicaID, at address: EndpointAddress, index: Int) {
+    private func installLacking(_ snapshot: SyncSnapshot, from peer: ReplicaID, at address: EndpointAddress, index: Int)
+    {
         let installed: CompactedBaseInstall?
         do {
             installed = try replicas[index].install(snapshot, now: now)

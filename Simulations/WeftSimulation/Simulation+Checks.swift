@@ -60,7 +60,8 @@ extension Simulation {
     private func checkStableFrontiers(of up: [SimulatedReplica]) {
         for replica in up {
             let stable = replica.view.stableFrontier
-            for other in replicas where other.index != scenario.lateJoiner?.replica && !other.durable.vector.covers(stable) {
+            for other in replicas
+            where other.index != scenario.lateJoiner?.replica && !other.durable.vector.covers(stable) {
                 return fail(
                     .acknowledgementBeyondDurable, replica.index,
                     "stable frontier \(stable) but r\(other.index) durably holds \(other.durable.vector)")

@@ -69,7 +69,8 @@ public final class Simulation {
         buildLinks()
         if let joiner = scenario.lateJoiner {
             // Alone until it joins: nobody reaches it, and it reaches nobody.
-            network.add(NetworkModel.Block(episode: -1, fault: .isolate(replica: joiner.replica), endTick: joiner.joinTick))
+            network.add(
+                NetworkModel.Block(episode: -1, fault: .isolate(replica: joiner.replica), endTick: joiner.joinTick))
         }
     }
 

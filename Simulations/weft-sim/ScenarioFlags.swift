@@ -31,7 +31,9 @@ struct ScenarioFlags: ParsableArguments {
 
     @Option(
         name: .long,
-        help: "Share of hub seeds (3 replicas or more) where the last replica writes alone, unknown to the others, then joins.")
+        help:
+            "Share of hub seeds (3 replicas or more) where the last replica writes alone, unknown to the others, then joins."
+    )
     var lateJoiners: Double = ScenarioOptions().lateJoinerShare
 
     /// The scenario options these flags give.
