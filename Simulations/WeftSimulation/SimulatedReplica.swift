@@ -28,8 +28,6 @@ final class SimulatedReplica {
     private(set) var lastOwnSequence: UInt64 = 0
     /// Per origin, the ops folded into the engine's base.
     private(set) var compacted = VersionVector()
-    /// The stamp the engine compacted up to, kept across a crash.
-    private var compactedFrontier: Stamp? { engine.frontier }
     /// The stable frontier the last compaction attempt started from (none is tried again on it).
     private var lastCompactionStable: (VersionVector, CompactionCap)?
     private(set) var book: AcknowledgementBook
@@ -238,7 +236,7 @@ final class SimulatedReplica {
     func restart() throws -> RecoveredLog {
         precondition(!isUp, "restart of a running replica")
         let recovered = try disk.recover()
-        let frontier = compactedFrontier
+        let frontier = engine.frontier
         engine = Sabotage.engine(sabotage, registry: Workload.registry, capturesChanges: disk.storesTree)
         _ = engine.apply(recovered.ops)
         // A compaction is durable once done (`Replica` commits it alone): the restarted replica folds

@@ -167,9 +167,9 @@ struct PendingCommits: Sendable {
     }
 
     /// ``liveWrites(_:)`` with the hash of each write's path given, in the same order.
-    static func liveWrites(_ writes: ArraySlice<StoreBatch.TreeWrite>, hashes: ArraySlice<Int>) -> [StoreBatch
-        .TreeWrite]
-    {
+    static func liveWrites(
+        _ writes: ArraySlice<StoreBatch.TreeWrite>, hashes: ArraySlice<Int>
+    ) -> [StoreBatch.TreeWrite] {
         precondition(writes.count == hashes.count, "one hash per write")
         guard writes.count > 1 else { return Array(writes) }
         // An open-addressing table of positions, newest first: paths are compared only when their hashes

@@ -40,7 +40,9 @@ extension Replica {
         let (folded, frontier) = try queueCompaction(vacuum: vacuum)
         try await flush()
         if let failure = committer.takeMaintenanceFailure() { throw failure }
-        if folded > 0 { for listener in condition.withLock({ compactionListeners }) { listener() } }
+        if folded > 0, let frontier {
+            for listener in condition.withLock({ compactionListeners }) { listener(frontier) }
+        }
         return CompactionReport(
             opsFolded: folded, frontier: frontier, bytesBefore: bytesBefore, bytesAfter: try bytesOnDisk())
     }
@@ -54,12 +56,18 @@ extension Replica {
     public func compactableOpCount() -> Int {
         condition.lock()
         defer { condition.unlock() }
-        guard case .ready = phase, let engine, let stable = stableFrontier.flatMap(compactionCap.capping),
-            let frontier = engine.compactionFrontier(upTo: stable)
-        else { return 0 }
+        guard case .ready = phase, let engine, let frontier = compactionFrontier(of: engine) else { return 0 }
         var count = 0
         engine.forEachLoggedOp(through: frontier) { _ in count += 1 }
         return count
+    }
+
+    /// How far a compaction may fold now: the stable frontier, no further than the hubs compacted (see
+    /// `AcknowledgementBook.compactionCap`), and below any call waiting for a function; nil when that
+    /// folds nothing new. Call with `condition` held.
+    private func compactionFrontier(of engine: MergeEngine) -> Stamp? {
+        guard let stable = stableFrontier.flatMap(compactionCap.capping) else { return nil }
+        return engine.compactionFrontier(upTo: stable)
     }
 
     /// Compacts the engine and queues the compaction's commit, alone: it reads the store's overrides,
@@ -68,12 +76,7 @@ extension Replica {
         condition.lock()
         defer { condition.unlock() }
         let engine = try writableEngine()
-        // No further than the hubs compacted (see `AcknowledgementBook.compactionCap`).
-        guard let stable = stableFrontier.flatMap(compactionCap.capping),
-            let frontier = engine.compactionFrontier(upTo: stable)
-        else {
-            return (0, engine.frontier)
-        }
+        guard let frontier = compactionFrontier(of: engine) else { return (0, engine.frontier) }
         try committer.waitUntilIdle()
         let overrides: [BaseOverride]
         do {

@@ -81,7 +81,7 @@ public final class Replica: @unchecked Sendable {
     /// How far compaction may go: no further than the hubs compacted (set by sync; unlimited alone).
     var compactionCap = CompactionCap.unlimited
     /// Called after each compaction (sync announces the new compaction stamp).
-    var compactionListeners: [@Sendable () -> Void] = []
+    var compactionListeners: [@Sendable (Stamp) -> Void] = []
 
     // MARK: - Opening
 

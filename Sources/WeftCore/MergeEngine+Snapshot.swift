@@ -85,7 +85,8 @@ extension MergeEngine {
                         + "at or below the stamp the snapshot's sender compacted up to and outside the snapshot; it "
                         + "cannot take its place in stamp order")
             }
-            let from = stranded.map(\.sequence).min() ?? first.sequence
+            // All stranded ops are local, and a replica's stamps grow with its sequence.
+            let from = first.sequence
             guard acknowledgedThrough < from else {
                 throw CoreError.snapshotNotInstallable(
                     reason:

@@ -68,7 +68,7 @@ struct MemoryState: Sendable {
             claimed[op.origin, default: [:]][op.sequence] = op.stamp
         }
         guard let bytesMax else { return }
-        var growth = (batch.ops + batch.replacedOps).reduce(0) { $0 + $1.encoded.count + StampKey.count }
+        var growth = [batch.ops, batch.replacedOps].joined().reduce(0) { $0 + $1.encoded.count + StampKey.count }
         for write in batch.treeWrites {
             growth += TreeRows.bytes(of: write.value, textBytes: TreeRows.textBytes(write.path))
         }

@@ -123,7 +123,7 @@ extension StoreBatch {
     /// - Throws: ``StoreError/opBelowFrontier(stamp:frontier:)``.
     func checkOps(frontier stored: Stamp?) throws {
         guard let frontier = stored else { return }
-        for record in ops + replacedOps where record.op.stamp <= frontier {
+        for record in [ops, replacedOps].joined() where record.op.stamp <= frontier {
             throw StoreError.opBelowFrontier(stamp: record.op.stamp, frontier: frontier)
         }
     }

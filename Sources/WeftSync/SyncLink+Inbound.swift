@@ -61,27 +61,32 @@ extension SyncLink {
         inbound.snapshot = try SnapshotAssembler(begin)
     }
 
-    /// Adds a chunk and acknowledges it at once: chunks only wait in memory, bounded by the snapshot limits.
+    /// Adds a chunk of entries.
     mutating func receiveSnapshotChunk(_ entries: [SnapshotEntry], outbox: inout Outbox) throws(SyncError) {
-        try requireReplication(.snapshotChunk)
-        guard var assembler = inbound.snapshot else {
-            throw SyncError(.protocolViolation, "a snapshot chunk arrived outside a snapshot")
+        try receiveSnapshotFrame(.snapshotChunk, "a snapshot chunk", outbox: &outbox) {
+            (assembler: inout SnapshotAssembler) throws(SyncError) in try assembler.add(entries)
         }
-        inbound.snapshot = nil
-        try assembler.add(entries)
-        inbound.snapshot = assembler
-        inbound.snapshotChunksReceived += 1
-        outbox.send(.snapshotAck(chunkCount: inbound.snapshotChunksReceived))
     }
 
-    /// Adds the compacted touches of a snapshot, acknowledged at once like a chunk.
+    /// Adds the compacted touches of a snapshot.
     mutating func receiveSnapshotTouches(_ touches: [CompactedTouch], outbox: inout Outbox) throws(SyncError) {
-        try requireReplication(.snapshotTouches)
+        try receiveSnapshotFrame(.snapshotTouches, "compacted touches", outbox: &outbox) {
+            (assembler: inout SnapshotAssembler) throws(SyncError) in try assembler.add(touches)
+        }
+    }
+
+    /// Adds one frame of the snapshot being received and acknowledges it at once: frames only wait in
+    /// memory, bounded by the snapshot limits.
+    private mutating func receiveSnapshotFrame(
+        _ type: MessageType, _ what: String, outbox: inout Outbox,
+        add: (inout SnapshotAssembler) throws(SyncError) -> Void
+    ) throws(SyncError) {
+        try requireReplication(type)
         guard var assembler = inbound.snapshot else {
-            throw SyncError(.protocolViolation, "compacted touches arrived outside a snapshot")
+            throw SyncError(.protocolViolation, "\(what) arrived outside a snapshot")
         }
         inbound.snapshot = nil
-        try assembler.add(touches)
+        try add(&assembler)
         inbound.snapshot = assembler
         inbound.snapshotChunksReceived += 1
         outbox.send(.snapshotAck(chunkCount: inbound.snapshotChunksReceived))

@@ -30,12 +30,17 @@ extension Replica {
     var compactionVector: VersionVector { condition.withLock { baseVector } }
 
     /// The stamp the engine compacted up to (or installed a snapshot at).
-    var compactionStamp: Stamp? { condition.withLock { engine?.frontier } }
+    var compactionStamp: Stamp? {
+        condition.lock()
+        defer { condition.unlock() }
+        waitForLoad()
+        return engine?.frontier
+    }
 
     /// How far ``compact(vacuum:)`` may go: sync sets it from the hubs' compaction stamps.
     func setCompactionCap(_ cap: CompactionCap) { condition.withLock { compactionCap = cap } }
 
-    func addCompactionListener(_ listener: @escaping @Sendable () -> Void) {
+    func addCompactionListener(_ listener: @escaping @Sendable (Stamp) -> Void) {
         condition.withLock { compactionListeners.append(listener) }
     }
 

@@ -125,6 +125,7 @@ extension SyncDriver {
             case .installSnapshot(let snapshot, let peer):
                 do {
                     let report = try target.installSnapshot(snapshot)
+                    compactionStamp = .some(target.compactionStamp)
                     logger.info(
                         "installed a snapshot from \(peer)",
                         metadata: [
@@ -291,7 +292,10 @@ extension SyncDriver {
             // announced by a peer that hears from it.
             acknowledgements.addMember(origin)
         }
-        target.setCompactionCap(acknowledgements.compactionCap)
+        if acknowledgements.compactionCap != compactionCap {
+            compactionCap = acknowledgements.compactionCap
+            target.setCompactionCap(compactionCap)
+        }
         let me = configuration.replica
         let acknowledged = acknowledgements.acknowledgedThrough(origin: me)
         if acknowledged > 0 { target.markAcknowledged(through: VersionVector([me: acknowledged])) }

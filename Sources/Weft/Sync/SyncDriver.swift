@@ -44,6 +44,11 @@ public final class SyncDriver: @unchecked Sendable {
     var persistedMembers: Set<ReplicaID>
     /// The stable frontier last computed from `acknowledgements`, announced in acks.
     var stableFrontier = VersionVector()
+    /// The target's compaction stamp, announced in acks: read on first use, then learnt from its
+    /// compactions and installs, so that sessions never read it from the target on each event.
+    var compactionStamp: Stamp??
+    /// The compaction cap last given to the target.
+    var compactionCap = CompactionCap.unlimited
     /// Bytes of inbound connections closed since (outbound peers keep theirs in their status).
     var closedBytesSent = 0
     var closedBytesReceived = 0
@@ -87,7 +92,9 @@ public final class SyncDriver: @unchecked Sendable {
         self.logger = logger
         clientService = clients.map { _SyncClientService(backend: $0) }
         target.addOpsAppendedListener { [weak self] in self?.requestPump() }
-        target.addCompactionListener { [weak self] in self?.requestPump() }
+        target.addCompactionListener { [weak self] stamp in self?.compacted(upTo: stamp) }
+        // A driver before this one may have left another cap.
+        target.setCompactionCap(compactionCap)
         if let clients, let clientService {
             clientService.listenerToken = clients.addChangeListener { [weak self] batch in
                 self?.clientValuesChanged(batch)
@@ -221,7 +228,11 @@ public final class SyncDriver: @unchecked Sendable {
     }
 
     /// The local log as sessions read it, with the stable frontier to announce.
-    var source: _SyncTargetSource { _SyncTargetSource(target: target, stableFrontier: stableFrontier) }
+    var source: _SyncTargetSource {
+        if compactionStamp == nil { compactionStamp = .some(target.compactionStamp) }
+        return _SyncTargetSource(
+            target: target, stableFrontier: stableFrontier, compactionStamp: compactionStamp ?? nil)
+    }
 
     /// Milliseconds on a monotonic clock, for sessions (only differences matter).
     var now: UInt64 {
@@ -271,6 +282,19 @@ public final class SyncDriver: @unchecked Sendable {
     // MARK: - Pumping local ops
 
     /// The replica grew: schedules one pass over every session, coalescing requests made meanwhile.
+    /// The target compacted (on any thread): the loop learns the new stamp, and the sessions announce it.
+    func compacted(upTo stamp: Stamp) {
+        do {
+            try loop.execute { [weak self] in
+                guard let self else { return }
+                compactionStamp = .some(stamp)
+                pumpAll()
+            }
+        } catch {
+            logger.debug("compaction not announced", metadata: ["error": "\(error)"])
+        }
+    }
+
     func requestPump() {
         let schedule = sharedLock.withLock { () -> Bool in
             guard !pumpScheduled else { return false }

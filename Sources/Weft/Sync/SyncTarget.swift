@@ -65,8 +65,9 @@ protocol SyncTarget: AnyObject, Sendable {
     /// How far compaction may go, from the hubs' announced compaction stamps.
     func setCompactionCap(_ cap: CompactionCap)
 
-    /// Registers `listener`, called after each compaction (the sessions then announce the new stamp).
-    func addCompactionListener(_ listener: @escaping @Sendable () -> Void)
+    /// Registers `listener`, called with the new compaction stamp after each compaction (the sessions
+    /// then announce it).
+    func addCompactionListener(_ listener: @escaping @Sendable (Stamp) -> Void)
 
     /// Installs a snapshot a peer sent (see `Replica.installSnapshot(_:)`).
     /// - Throws: when it cannot be installed; the session closes with ``SyncErrorCode/localFailure``.
@@ -107,7 +108,7 @@ extension SyncTarget {
     func setCompactionCap(_ cap: CompactionCap) {}
 
     /// Never called (a target that never compacts).
-    func addCompactionListener(_ listener: @escaping @Sendable () -> Void) {}
+    func addCompactionListener(_ listener: @escaping @Sendable (Stamp) -> Void) {}
 
     /// The empty state (nothing compacted).
     func syncSnapshot() throws -> SyncSnapshot { SyncSnapshot(value: .null, frontier: VersionVector()) }
@@ -129,12 +130,12 @@ struct _SyncTargetSource: OpSource {
     let target: any SyncTarget
     /// The stable frontier the driver computed from the acknowledgements, announced in acks.
     var stableFrontier = VersionVector()
+    /// The target's compaction stamp as the driver last learnt it, announced in acks.
+    var compactionStamp: Stamp?
 
     var versionVector: VersionVector { target.durableVersionVector }
 
     var compactionFrontier: VersionVector { target.compactionVector }
-
-    var compactionStamp: Stamp? { target.compactionStamp }
 
     func snapshot() throws -> SyncSnapshot { try target.syncSnapshot() }
 
