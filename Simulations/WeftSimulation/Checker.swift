@@ -263,7 +263,7 @@ final class Checker {
 /// The first place where two values differ, for failure messages.
 enum ValueDifference {
     static func first(between expected: Value, and actual: Value) -> (path: String, expected: String, actual: String) {
-        var keys: [String] = []
+        var keys: [Key] = []
         var left = expected
         var right = actual
         while case .object(let leftChildren) = left, case .object(let rightChildren) = right {
@@ -274,6 +274,6 @@ enum ValueDifference {
             right = rightChildren[key] ?? .null
         }
         func text(_ value: Value) -> String { String(value.jsonString().prefix(120)) }
-        return ("/" + keys.joined(separator: "/"), text(left), text(right))
+        return ("/" + keys.map(\.text).joined(separator: "/"), text(left), text(right))
     }
 }

@@ -10,7 +10,7 @@ import WeftCore
 /// from the reference fold's outcomes.
 enum CounterOracle {
     /// The subtrees the oracle recomputes.
-    static let roots = ["counters", "accounts", "bank"]
+    static let roots: [Key] = ["counters", "accounts", "bank"]
 
     /// The expected subtrees, as a tree holding only ``roots``.
     static func expected(sortedOps ops: [Op], foldOutcomes: [Stamp: Outcome], registry: FunctionRegistry) -> Value {
@@ -19,7 +19,7 @@ enum CounterOracle {
         return tree
     }
 
-    static func isTracked(_ keys: [String]) -> Bool { keys.first.map(roots.contains) ?? true }
+    static func isTracked(_ keys: [Key]) -> Bool { keys.first.map(roots.contains) ?? true }
 
     static func apply(_ op: Op, to tree: inout Value, foldOutcome: Outcome?, registry: FunctionRegistry) {
         switch op.kind {
@@ -68,7 +68,7 @@ enum CounterOracle {
     }
 
     /// Writes where the path, or the subtree below it, meets a tracked root.
-    static func write(_ value: Value, at keys: [String], in tree: inout Value) {
+    static func write(_ value: Value, at keys: [Key], in tree: inout Value) {
         if keys.isEmpty {
             for root in roots { tree.write(value[root], at: [root][...]) }
             return
@@ -78,7 +78,7 @@ enum CounterOracle {
     }
 
     /// The increment rule, with exact integer sums: returns false when the node is not a number.
-    static func increment(at keys: [String], by: Number, from: Number, in tree: inout Value) -> Bool {
+    static func increment(at keys: [Key], by: Number, from: Number, in tree: inout Value) -> Bool {
         let start: Number
         switch tree.value(at: keys[...]) {
         case .null: start = from

@@ -24,7 +24,7 @@ struct WritePlan {
     /// The bank: accounts that only `transfer` calls touch, after each replica's funding `set`.
     enum Bank {
         static let path = try! Path("/bank")
-        static let accounts = ["b0", "b1", "b2", "b3"]
+        static let accounts: [Key] = ["b0", "b1", "b2", "b3"]
         static let balanceInitial: Int64 = 50
         /// Sum of the balances after any funding, which every transfer keeps.
         static var total: Int64 { balanceInitial * Int64(accounts.count) }
@@ -70,7 +70,7 @@ struct WritePlan {
         let from = Bank.accounts[Int(rng.below(UInt64(Bank.accounts.count)))]
         let to = Bank.accounts[Int(rng.below(UInt64(Bank.accounts.count)))]
         let arguments = Value.object([
-            "from": .string(from), "to": .string(to), "amount": .int(Int64(1 + rng.below(30))),
+            "from": .string(from.text), "to": .string(to.text), "amount": .int(Int64(1 + rng.below(30))),
         ])
         return .call(FunctionCall(name: "transfer", version: 1, arguments: arguments))
     }

@@ -20,7 +20,7 @@ import WeftCore
 /// Not thread-safe: the replica's lock guards it.
 final class PreservedRegions {
     private final class Node {
-        var children: [String: Node] = [:]
+        var children: [Key: Node] = [:]
         var isRegion = false
     }
 

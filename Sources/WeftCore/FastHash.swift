@@ -76,7 +76,7 @@ extension Path {
     /// bytes instead of a SipHash `Hasher` per path. Equal paths hash equal, as `Hashable` requires.
     @inlinable public func _rawHashValue(seed: Int) -> Int {
         var state = UInt64(truncatingIfNeeded: seed) ^ UInt64(keys.count)
-        for key in keys { state = FastHash.fold(key: key, into: state) }
+        for key in keys { state = FastHash.finalize(state ^ key.hashBits) }
         return Int(truncatingIfNeeded: FastHash.finalize(state))
     }
 }

@@ -23,7 +23,7 @@ enum Fold {
         case .increment(let by, let from):
             return increment(at: op.path, by: by, from: from, state: &state)
         case .batch(let writes):
-            var undo: [(keys: [String], old: Value)] = []
+            var undo: [(keys: [Key], old: Value)] = []
             for original in writes {
                 var write = original
                 if let forcedAt {
@@ -103,7 +103,7 @@ enum Fold {
 
     /// An increment known to be applied: writes a number even where a projected state would not allow
     /// it (the real state did). Above a re-folded region only the fact that a number is there matters.
-    private static func forceIncrement(at keys: ArraySlice<String>, by: Number, from: Number, state: inout Value) {
+    private static func forceIncrement(at keys: ArraySlice<Key>, by: Number, from: Number, state: inout Value) {
         let current = Number(state.value(at: keys)) ?? from
         state.write((current.adding(by) ?? by).value, at: keys)
     }
@@ -140,7 +140,7 @@ enum Fold {
     }
 
     /// Applies one write of a batch, recording how to undo it.
-    private static func apply(_ write: Write, to state: inout Value, undo: inout [(keys: [String], old: Value)])
+    private static func apply(_ write: Write, to state: inout Value, undo: inout [(keys: [Key], old: Value)])
         -> Outcome
     {
         switch write {
@@ -162,7 +162,7 @@ enum Fold {
 
     /// Records the value to restore: at the highest scalar on the way (a write below it replaces it),
     /// or else at the written node itself.
-    private static func recordUndo(at keys: [String], state: Value, undo: inout [(keys: [String], old: Value)]) {
+    private static func recordUndo(at keys: [Key], state: Value, undo: inout [(keys: [Key], old: Value)]) {
         var current = state
         for (depth, key) in keys.enumerated() {
             switch current {

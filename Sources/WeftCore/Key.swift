@@ -8,7 +8,54 @@ import Foundation
 /// NFC matters for convergence: Swift compares strings by canonical equivalence, so two keys that
 /// differ only in normalization would be one dictionary entry whose stored bytes depend on arrival
 /// order. Requiring NFC makes equal keys equal byte for byte.
-public enum Key {
+///
+/// A key carries a hash of its bytes, computed once when it is made: paths and objects are tables
+/// keyed by keys, and an op's keys are looked up many times (in the tree, the path index, every
+/// re-fold that replays the op), so a lookup only mixes the stored hash with the table's seed instead
+/// of hashing the text again.
+///
+/// ```swift
+/// let key = try Key("alice")
+/// let literal: Key = "users"      // literals in code are trusted, not validated
+/// key.text                        // "alice"
+/// ```
+public struct Key: Sendable, Hashable, Comparable, CustomStringConvertible, ExpressibleByStringInterpolation {
+    /// The key's text.
+    public let text: String
+    /// The hash of the text's UTF-8 bytes (in NFC), stable across processes.
+    @usableFromInline let hashBits: UInt64
+
+    /// A key from text already known to be valid (read from a validated source or written in code).
+    @inlinable public init(unchecked text: String) {
+        self.text = text
+        hashBits = FastHash.finalize(FastHash.fold(key: text, into: 0))
+    }
+
+    /// A validated key.
+    ///
+    /// - Throws: ``CoreError/invalidKey(key:reason:)`` naming the key and the rule it breaks.
+    public init(_ text: String) throws {
+        try Key.validate(text)
+        self.init(unchecked: text)
+    }
+
+    public init(stringLiteral value: String) { self.init(unchecked: value) }
+
+    public init(stringInterpolation: DefaultStringInterpolation) {
+        self.init(unchecked: String(stringInterpolation: stringInterpolation))
+    }
+
+    @inlinable public static func == (lhs: Key, rhs: Key) -> Bool { lhs.hashBits == rhs.hashBits && lhs.text == rhs.text }
+
+    @inlinable public func hash(into hasher: inout Hasher) { hasher.combine(hashBits) }
+
+    @inlinable public func _rawHashValue(seed: Int) -> Int { FastHash.hash(hashBits, seed: seed) }
+
+    /// Keys order by their UTF-8 bytes, as the JSON output and the digest sort them.
+    public static func < (lhs: Key, rhs: Key) -> Bool { Value.utf8Less(lhs.text, rhs.text) }
+
+    public var description: String { text }
+
     /// Checks one key.
     ///
     /// ```swift

@@ -30,7 +30,7 @@ extension MergeEngine {
         }
         var pending = regions.indices.filter { regions[$0].start != nil }
             .sorted { (regions[$0].start ?? stamp) < (regions[$1].start ?? stamp) }[...]
-        let insideJoined = { (head: [String], tail: [String]) in
+        let insideJoined = { (head: [Key], tail: [Key]) in
             roots.contains { $0.isAncestorOrSelf(ofJoined: head, tail) }
         }
         let inside = { (path: Path) in insideJoined(path.keys, []) }

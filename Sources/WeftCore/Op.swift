@@ -81,7 +81,7 @@ public struct Op: Sendable, Hashable {
 
     /// True when some anchor satisfies `predicate`, which gets each anchor's keys in two parts (a merge
     /// child's anchor is its merge's path, then the child's relative path), so that no anchor is built.
-    public func containsAnchor(where predicate: (_ head: [String], _ tail: [String]) -> Bool) -> Bool {
+    public func containsAnchor(where predicate: (_ head: [Key], _ tail: [Key]) -> Bool) -> Bool {
         switch kind {
         case .merge(let children):
             return children.contains { predicate(path.keys, $0.relative.keys) }

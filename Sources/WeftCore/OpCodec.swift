@@ -156,7 +156,7 @@ public enum OpCodec {
 
     public static func write(_ path: Path, to writer: inout ByteWriter) {
         writer.write(varint: UInt64(path.keys.count))
-        for key in path.keys { writer.write(string: key) }
+        for key in path.keys { writer.write(string: key.text) }
     }
 
     public static func readPath(from reader: inout ByteReader) throws -> Path {
@@ -186,12 +186,10 @@ public enum OpCodec {
 
     private static func decodePath(from reader: inout ByteReader) throws -> Path {
         let count = try reader.readCount(max: CoreLimits.pathDepthMax, minimumBytes: 2)
-        var keys: [String] = []
+        var keys: [Key] = []
         keys.reserveCapacity(count)
         for _ in 0..<count {
-            let key = try reader.readString(max: CoreLimits.keyBytesMax)
-            try Key.validate(key)
-            keys.append(key)
+            keys.append(try Key(reader.readString(max: CoreLimits.keyBytesMax)))
         }
         return Path(uncheckedKeys: keys)
     }
@@ -268,8 +266,8 @@ public enum OpCodec {
         case .object(let children):
             writer.write(byte: 6)
             writer.write(varint: UInt64(children.count))
-            for key in children.keys.sorted(by: Value.utf8Less) {
-                writer.write(string: key)
+            for key in children.keys.sorted() {
+                writer.write(string: key.text)
                 write(children[key]!, to: &writer)
             }
         }
@@ -314,11 +312,10 @@ public enum OpCodec {
             }
             let count = try reader.readCount(max: CoreLimits.objectChildrenMax, minimumBytes: 3)
             guard count > 0 else { throw CoreError.malformedEncoding(offset: reader.offset, reason: "empty object") }
-            var children: [String: Value] = [:]
+            var children: [Key: Value] = [:]
             children.reserveCapacity(count)
             for _ in 0..<count {
-                let key = try reader.readString(max: CoreLimits.keyBytesMax)
-                try Key.validate(key)
+                let key = try Key(reader.readString(max: CoreLimits.keyBytesMax))
                 let child = try readValue(from: &reader, depth: depth + 1)
                 guard !child.isNull else {
                     throw CoreError.malformedEncoding(offset: reader.offset, reason: "null child in object")

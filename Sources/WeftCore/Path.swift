@@ -9,18 +9,23 @@
 /// ```
 public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The keys from the root, each valid.
-    public private(set) var keys: [String]
+    public private(set) var keys: [Key]
 
     /// The root path `/`.
     public static let root = Path(uncheckedKeys: [])
 
     /// A path from keys already validated. Callers inside WeftCore only.
-    @usableFromInline init(uncheckedKeys: [String]) { self.keys = uncheckedKeys }
+    @usableFromInline init(uncheckedKeys: [Key]) { self.keys = uncheckedKeys }
 
     /// A path from keys, each validated.
     /// - Throws: ``CoreError/invalidKey(key:reason:)`` or ``CoreError/pathTooDeep(path:depth:)``.
     public init(keys: [String]) throws {
-        for key in keys { try Key.validate(key) }
+        try self.init(keys: keys.map { try Key($0) })
+    }
+
+    /// A path from keys, checking the depth (keys made with ``Key/init(_:)`` are valid; literal ones are
+    /// trusted).
+    public init(keys: [Key]) throws {
         guard keys.count <= CoreLimits.pathDepthMax else {
             throw CoreError.pathTooDeep(path: Path.text(keys), depth: keys.count)
         }
@@ -42,9 +47,7 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
             case ".": continue
             case "..": if !result.isEmpty { result.removeLast() }
             default:
-                let key = String(segment)
-                try Key.validate(key)
-                result.append(key)
+                result.append(try Key(String(segment)))
             }
         }
         guard result.count <= CoreLimits.pathDepthMax else {
@@ -56,7 +59,17 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The path of a child of this node.
     /// - Throws: ``CoreError/invalidKey(key:reason:)`` or ``CoreError/pathTooDeep(path:depth:)``.
     public func child(_ key: String) throws -> Path {
-        try Key.validate(key)
+        let checked = try Key(key)
+        guard keys.count < CoreLimits.pathDepthMax else {
+            throw CoreError.pathTooDeep(path: Path.text(keys + [checked]), depth: keys.count + 1)
+        }
+        return Path(uncheckedKeys: keys + [checked])
+    }
+
+    /// This path with one more key, a ``Key`` already validated (read from a stored or decoded value).
+    ///
+    /// - Throws: ``CoreError/pathTooDeep(path:depth:)`` when the path would be too deep.
+    public func child(_ key: Key) throws -> Path {
         guard keys.count < CoreLimits.pathDepthMax else {
             throw CoreError.pathTooDeep(path: Path.text(keys + [key]), depth: keys.count + 1)
         }
@@ -77,7 +90,7 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var parent: Path? { keys.isEmpty ? nil : Path(uncheckedKeys: Array(keys.dropLast())) }
 
     /// The last key, nil at the root.
-    public var key: String? { keys.last }
+    public var key: String? { keys.last?.text }
 
     /// True at the root.
     public var isRoot: Bool { keys.isEmpty }
@@ -90,7 +103,7 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// True when this path is an ancestor-or-self of the path whose keys are `head` then `tail` (a merge
     /// child's node: its merge's path, then the child's relative path), without joining them.
-    public func isAncestorOrSelf(ofJoined head: [String], _ tail: [String]) -> Bool {
+    public func isAncestorOrSelf(ofJoined head: [Key], _ tail: [Key]) -> Bool {
         guard keys.count <= head.count + tail.count else { return false }
         for (depth, key) in keys.enumerated() where key != (depth < head.count ? head[depth] : tail[depth - head.count]) {
             return false
@@ -102,7 +115,7 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
     public func isRelated(to other: Path) -> Bool { isAncestorOrSelf(of: other) || other.isAncestorOrSelf(of: self) }
 
     /// The keys of `other` below this path; nil when `other` is not inside this path's subtree.
-    public func relativeKeys(of other: Path) -> ArraySlice<String>? {
+    public func relativeKeys(of other: Path) -> ArraySlice<Key>? {
         guard isAncestorOrSelf(of: other) else { return nil }
         return other.keys[keys.count...]
     }
@@ -118,13 +131,13 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     /// Orders paths key by key, comparing keys by UTF-8 bytes: a parent sorts before its children.
     public static func < (lhs: Path, rhs: Path) -> Bool {
-        for (a, b) in zip(lhs.keys, rhs.keys) where a != b { return Value.utf8Less(a, b) }
+        for (a, b) in zip(lhs.keys, rhs.keys) where a != b { return a < b }
         return lhs.keys.count < rhs.keys.count
     }
 
     /// The text form of a list of keys.
-    static func text<S: Sequence<String>>(_ keys: S) -> String {
-        let joined = keys.joined(separator: "/")
+    static func text<S: Sequence<Key>>(_ keys: S) -> String {
+        let joined = keys.lazy.map(\.text).joined(separator: "/")
         return "/" + joined
     }
 }

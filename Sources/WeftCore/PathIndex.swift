@@ -4,42 +4,29 @@
 /// Summaries are maxima and only grow; after compaction they may name stamps that left the log, which
 /// is harmless because every new op is stamped above the compaction frontier.
 final class PathIndex {
-    /// The children of a node by key, hashed with ``FastHash/fold(key:into:)`` instead of a SipHash
-    /// `Hasher` per lookup: every op walks its path through them.
+    /// The children of a node by key (a key carries its hash, so a lookup hashes nothing): every op
+    /// walks its path through them.
     struct Children {
-        /// A key whose hash folds its bytes.
-        struct Name: Hashable {
-            let text: String
-            static func == (lhs: Name, rhs: Name) -> Bool { lhs.text == rhs.text }
-            func hash(into hasher: inout Hasher) { hasher.combine(_rawHashValue(seed: 0)) }
-            func _rawHashValue(seed: Int) -> Int {
-                Int(
-                    truncatingIfNeeded: FastHash.finalize(
-                        FastHash.fold(key: text, into: UInt64(truncatingIfNeeded: seed))))
-            }
-        }
-
         /// The children by key, unretained: ``values`` owns them, so that a lookup on an op's walk takes
         /// and drops no reference (children are never removed).
-        private var table: [Name: Unmanaged<Node>] = [:]
+        private var table: [Key: Unmanaged<Node>] = [:]
         /// The children, in the order they were made.
         private(set) var values: [Node] = []
 
-        subscript(key: String) -> Node? { table[Name(text: key)]?.takeUnretainedValue() }
+        subscript(key: Key) -> Node? { table[key]?.takeUnretainedValue() }
 
         /// Every child with its key, sorted by key.
-        var keyed: [(key: String, node: Node)] {
-            table.map { ($0.key.text, $0.value.takeUnretainedValue()) }.sorted { $0.key < $1.key }
+        var keyed: [(key: Key, node: Node)] {
+            table.map { ($0.key, $0.value.takeUnretainedValue()) }.sorted { $0.key < $1.key }
         }
 
         /// The child under `key`, unretained, made when missing.
-        mutating func unretained(creating key: String) -> Unmanaged<Node> {
-            let name = Name(text: key)
-            if let existing = table[name] { return existing }
+        mutating func unretained(creating key: Key) -> Unmanaged<Node> {
+            if let existing = table[key] { return existing }
             let made = Node()
             values.append(made)
             let unretained = Unmanaged.passUnretained(made)
-            table[name] = unretained
+            table[key] = unretained
             return unretained
         }
     }
@@ -94,7 +81,7 @@ final class PathIndex {
         }
 
         /// The child under `key`, made when missing.
-        func child(creating key: String) -> Node { children.unretained(creating: key).takeUnretainedValue() }
+        func child(creating key: Key) -> Node { children.unretained(creating: key).takeUnretainedValue() }
 
         func raiseNonIncrement(_ stamp: Stamp) {
             if ownNonIncrementMax.map({ $0 < stamp }) ?? true { ownNonIncrementMax = stamp }
@@ -180,7 +167,7 @@ final class PathIndex {
 
     /// Marks a re-fold of the region at `keys` from `stamp` on: snapshots there and above at or after
     /// `stamp` are dropped, and every snapshot below is stale.
-    func refolding(at keys: [String], from stamp: Stamp) {
+    func refolding(at keys: [Key], from stamp: Stamp) {
         arrivals += 1
         var current = root
         for key in keys {
@@ -193,7 +180,7 @@ final class PathIndex {
     }
 
     /// The latest valid snapshot of the node at `keys` stamped before `stamp`, if any.
-    func snapshot(at keys: [String], before stamp: Stamp) -> (node: Node, snapshot: (stamp: Stamp, value: Value))? {
+    func snapshot(at keys: [Key], before stamp: Stamp) -> (node: Node, snapshot: (stamp: Stamp, value: Value))? {
         var current = root
         var newestAbove: UInt64 = 0
         for key in keys {
@@ -212,7 +199,7 @@ final class PathIndex {
     }
 
     /// The node at `keys`, nil when no op was ever anchored at or below it.
-    func node(at keys: ArraySlice<String>) -> Node? {
+    func node(at keys: ArraySlice<Key>) -> Node? {
         var current = root
         for key in keys {
             guard let next = current.children[key] else { return nil }
@@ -316,7 +303,7 @@ final class PathIndex {
 
     /// Walks to `keys`, creating nodes, reading what older ops left before updating it with `op`.
     private func record(
-        _ op: Op, at keys: [String], stamp: Stamp, reads: Bool, read: VersionVector?, probe: inout Probe
+        _ op: Op, at keys: [Key], stamp: Stamp, reads: Bool, read: VersionVector?, probe: inout Probe
     ) -> Node {
         // The trie owns its nodes and nothing is removed during the walk: the walk holds them
         // unretained, so that it takes and drops no reference per level.
@@ -384,7 +371,7 @@ final class PathIndex {
         }
     }
 
-    private func markLeaves(of value: Value, at keys: ArraySlice<String>) {
+    private func markLeaves(of value: Value, at keys: ArraySlice<Key>) {
         switch value {
         case .null: return
         case .object(let children):
@@ -394,7 +381,7 @@ final class PathIndex {
         }
     }
 
-    private func mark(_ keys: ArraySlice<String>) {
+    private func mark(_ keys: ArraySlice<Key>) {
         var current = root
         for key in keys {
             current = current.child(creating: key)
@@ -425,7 +412,7 @@ final class PathIndex {
     /// ``insertTouch(at:origin:sequence:)`` was given, one per node and origin at its highest sequence.
     func touches() -> [CompactedTouch] {
         var result: [CompactedTouch] = []
-        var stack: [(node: Node, keys: [String])] = [(root, [])]
+        var stack: [(node: Node, keys: [Key])] = [(root, [])]
         while let (node, keys) = stack.popLast() {
             node.latestOwn.forEach { entry in
                 result.append(
@@ -437,7 +424,7 @@ final class PathIndex {
     }
 
     /// Records that `origin` touched the node at `keys` up to `sequence`.
-    func insertTouch(at keys: [String], origin: ReplicaID, sequence: UInt64) {
+    func insertTouch(at keys: [Key], origin: ReplicaID, sequence: UInt64) {
         var current = root
         current.latestSubtree.raise(origin: origin, sequence: sequence)
         for key in keys {

@@ -66,8 +66,8 @@ public struct FNV1a: Sendable {
         case .object(let children):
             add(byte: 6)
             add(UInt64(children.count))
-            for key in children.keys.sorted(by: Value.utf8Less) {
-                add(key)
+            for key in children.keys.sorted() {
+                add(key.text)
                 add(children[key]!)
             }
         }

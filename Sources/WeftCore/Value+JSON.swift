@@ -54,10 +54,10 @@ extension Value {
         case .object(let children):
             out += "{"
             var first = true
-            for key in children.keys.sorted(by: Value.utf8Less) {
+            for key in children.keys.sorted() {
                 if !first { out += "," }
                 first = false
-                Value.appendQuoted(key, to: &out)
+                Value.appendQuoted(key.text, to: &out)
                 out += ":"
                 children[key]!.appendJSON(to: &out)
             }
@@ -122,7 +122,7 @@ struct JSONParser {
         }
     }
 
-    mutating func parseValue(path: [String]) throws -> Value {
+    mutating func parseValue(path: [Key]) throws -> Value {
         guard offset < bytes.count else { throw fail("unexpected end of text") }
         switch bytes[offset] {
         case UInt8(ascii: "{"): return try parseObject(path: path)
@@ -148,7 +148,7 @@ struct JSONParser {
         offset += count
     }
 
-    mutating func enter(path: [String]) throws {
+    mutating func enter(path: [Key]) throws {
         depth += 1
         guard depth <= CoreLimits.jsonNestingMax else {
             throw CoreError.invalidValue(
@@ -158,18 +158,18 @@ struct JSONParser {
 
     /// Refuses a child that would lie deeper than ``CoreLimits/pathDepthMax``. The nesting limit leaves
     /// one level of slack for empty objects and arrays, which vanish, but never for a node that stays.
-    func checkDepth(of path: [String], key: String) throws {
+    func checkDepth(of path: [Key], key: Key) throws {
         guard path.count < CoreLimits.pathDepthMax else {
             throw CoreError.invalidValue(
                 path: Path.text(path + [key]), reason: "value is deeper than \(CoreLimits.pathDepthMax) levels")
         }
     }
 
-    mutating func parseObject(path: [String]) throws -> Value {
+    mutating func parseObject(path: [Key]) throws -> Value {
         try enter(path: path)
         defer { depth -= 1 }
         offset += 1
-        var children: [String: Value] = [:]
+        var children: [Key: Value] = [:]
         skipSpace()
         if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") {
             offset += 1
@@ -178,8 +178,7 @@ struct JSONParser {
         while true {
             skipSpace()
             guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw fail("expected a key") }
-            let key = try parseString()
-            try Key.validate(key)
+            let key = try Key(parseString())
             skipSpace()
             guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             offset += 1
@@ -203,11 +202,11 @@ struct JSONParser {
         }
     }
 
-    mutating func parseArray(path: [String]) throws -> Value {
+    mutating func parseArray(path: [Key]) throws -> Value {
         try enter(path: path)
         defer { depth -= 1 }
         offset += 1
-        var children: [String: Value] = [:]
+        var children: [Key: Value] = [:]
         var index = 0
         skipSpace()
         if offset < bytes.count, bytes[offset] == UInt8(ascii: "]") {
@@ -216,7 +215,7 @@ struct JSONParser {
         }
         while true {
             skipSpace()
-            let key = String(index)
+            let key = Key(unchecked: String(index))
             let child = try parseValue(path: path + [key])
             if !child.isNull {
                 try checkDepth(of: path, key: key)

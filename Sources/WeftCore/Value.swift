@@ -14,7 +14,7 @@ public enum Value: Sendable, Hashable {
     case int(Int64)
     case double(Double)
     case string(String)
-    case object([String: Value])
+    case object([Key: Value])
 
     /// True for `.null`.
     @inlinable public var isNull: Bool { if case .null = self { return true } else { return false } }
@@ -31,22 +31,25 @@ public enum Value: Sendable, Hashable {
     }
 
     /// The children of an object; empty for every other value.
-    @inlinable public var children: [String: Value] {
+    @inlinable public var children: [Key: Value] {
         if case let .object(children) = self { return children }
         return [:]
     }
 
     /// The child under `key`, or `.null`.
-    @inlinable public subscript(key: String) -> Value {
+    @inlinable public subscript(key: Key) -> Value {
         if case let .object(children) = self { return children[key] ?? .null }
         return .null
     }
+
+    /// The child under `key`, or null, for a key held as text (the subscript taking a ``Key`` spares hashing it).
+    @inlinable public subscript(key: String) -> Value { self[Key(unchecked: key)] }
 
     /// The node at `path` below this value, or `.null`.
     public func value(at path: Path) -> Value { value(at: path.keys[...]) }
 
     /// The node at the given keys below this value, or `.null`.
-    public func value(at keys: ArraySlice<String>) -> Value {
+    public func value(at keys: ArraySlice<Key>) -> Value {
         var current = self
         for key in keys {
             guard case let .object(children) = current, let child = children[key] else { return .null }
@@ -56,7 +59,7 @@ public enum Value: Sendable, Hashable {
     }
 
     /// True when a proper ancestor of the node at `keys` is a scalar (a write there would replace it).
-    public func hasScalar(above keys: ArraySlice<String>) -> Bool {
+    public func hasScalar(above keys: ArraySlice<Key>) -> Bool {
         var current = self
         for key in keys.dropLast() {
             switch current {
@@ -74,7 +77,7 @@ public enum Value: Sendable, Hashable {
     }
 
     /// Builds an object from children, dropping null children; an empty result is `.null`.
-    public static func object(normalizing children: [String: Value]) -> Value {
+    public static func object(normalizing children: [Key: Value]) -> Value {
         var kept = children
         for (key, child) in children where child.isNull { kept.removeValue(forKey: key) }
         return kept.isEmpty ? .null : .object(kept)
@@ -89,7 +92,7 @@ public enum Value: Sendable, Hashable {
     /// ```
     public var normalized: Value {
         guard case .object(let children) = self else { return self }
-        var kept: [String: Value] = [:]
+        var kept: [Key: Value] = [:]
         kept.reserveCapacity(children.count)
         for (key, child) in children {
             let normal = child.normalized
@@ -119,11 +122,11 @@ public enum Value: Sendable, Hashable {
 extension Value {
     /// Writes `newValue` at `keys` with the data model's rules: a scalar met on the way becomes an
     /// object, a null write removes the node, and emptied objects vanish. Returns the value the node
-    /// had before (what ``value(at:)-(ArraySlice<String>)`` gave).
+    /// had before (what ``value(at:)-(ArraySlice<Key>)`` gave).
     ///
     /// A null write below a scalar, or below a missing node, changes nothing.
     @inlinable @discardableResult
-    public mutating func write(_ newValue: Value, at keys: ArraySlice<String>) -> Value {
+    public mutating func write(_ newValue: Value, at keys: ArraySlice<Key>) -> Value {
         guard let first = keys.first else {
             let old = self
             self = newValue
@@ -145,7 +148,7 @@ extension Value {
             self = children.isEmpty ? .null : .object(children)
             return old
         }
-        var children: [String: Value]
+        var children: [Key: Value]
         if case .object(let existing) = self {
             children = existing
         } else {
@@ -164,12 +167,12 @@ extension Value {
     /// - Returns: false, without calling `body` or changing anything, when a proper ancestor of the node
     ///   is a scalar (a write there would replace the scalar: callers take the general road).
     @inlinable
-    public mutating func update(at keys: ArraySlice<String>, _ body: (inout Value) -> Void) -> Bool {
+    public mutating func update(at keys: ArraySlice<Key>, _ body: (inout Value) -> Void) -> Bool {
         guard let first = keys.first else {
             body(&self)
             return true
         }
-        var children: [String: Value]
+        var children: [Key: Value]
         switch self {
         case .object(let existing): children = existing
         case .null: children = [:]
@@ -190,7 +193,7 @@ extension Value {
         return updated
     }
 
-    /// Writes `newValue` at `path`; see ``write(_:at:)-(_,ArraySlice<String>)``.
+    /// Writes `newValue` at `path`; see ``write(_:at:)-(_,ArraySlice<Key>)``.
     @inlinable @discardableResult public mutating func write(_ newValue: Value, at path: Path) -> Value {
         write(newValue, at: path.keys[...])
     }

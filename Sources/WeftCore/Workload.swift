@@ -103,8 +103,8 @@ public struct Workload: Sendable {
         }
         let (sum, overflow) = target.addingReportingOverflow(amount)
         guard !overflow else { return nil }
-        result.write(.int(balance - amount), at: [from][...])
-        result.write(.int(sum), at: [to][...])
+        result.write(.int(balance - amount), at: [Key(unchecked: from)][...])
+        result.write(.int(sum), at: [Key(unchecked: to)][...])
         return result
     }
 
@@ -139,7 +139,7 @@ public struct Workload: Sendable {
         if roll < mix.merges { return (itemPath(field: false), .merge(randomChildren())) }
         roll -= mix.merges
         if roll < mix.pushes {
-            return (Path(uncheckedKeys: ["chat", PushID.make(from: stamp)]), .set(.string("m\(rng.below(1000))")))
+            return (Path(uncheckedKeys: ["chat", Key(unchecked: PushID.make(from: stamp))]), .set(.string("m\(rng.below(1000))")))
         }
         roll -= mix.pushes
         if roll < mix.increments { return (counterPath(), randomIncrement()) }
@@ -169,9 +169,9 @@ public struct Workload: Sendable {
     }
 
     mutating func itemPath(field: Bool) -> Path {
-        var keys = ["items", "i\(hotIndex(shape.items))"]
+        var keys: [Key] = ["items", "i\(hotIndex(shape.items))"]
         if field {
-            let fields = ["name", "score", "tags", "deep"]
+            let fields: [Key] = ["name", "score", "tags", "deep"]
             keys.append(fields[Int(rng.below(UInt64(fields.count)))])
             if keys.last == "deep", rng.chance(0.5) { keys.append("x\(rng.below(3))") }
         }
@@ -203,7 +203,7 @@ public struct Workload: Sendable {
         case 3: return .double(Double(rng.below(1000)) / 8)
         case 4: return .string("s\(rng.below(50))")
         default:
-            var children: [String: Value] = [:]
+            var children: [Key: Value] = [:]
             for _ in 0..<(1 + rng.below(3)) { children["k\(rng.below(4))"] = randomValue(depth: depth + 1) }
             return Value.object(normalizing: children)
         }
@@ -213,7 +213,7 @@ public struct Workload: Sendable {
         let candidates = ["name", "score", "tags", "deep/x0", "deep/x1", "extra"]
         var chosen: [MergeChild] = []
         for candidate in candidates where rng.chance(0.4) {
-            let relative = Path(uncheckedKeys: candidate.split(separator: "/").map(String.init))
+            let relative = Path(uncheckedKeys: candidate.split(separator: "/").map { Key(unchecked: String($0)) })
             chosen.append(MergeChild(relative: relative, value: randomValue(depth: 1)))
         }
         if chosen.isEmpty { chosen.append(MergeChild(relative: Path(uncheckedKeys: ["name"]), value: .string("n"))) }

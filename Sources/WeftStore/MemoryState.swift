@@ -165,7 +165,7 @@ struct MemoryState: Sendable {
                     break
                 }
                 node = children[key] ?? .null
-                nodeText += 1 + key.utf8.count
+                nodeText += 1 + key.text.utf8.count
             }
         }
         tree.write(value, at: path)

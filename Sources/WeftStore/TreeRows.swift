@@ -32,7 +32,7 @@ enum TreeRows {
         result.reserveCapacity(path.depth + 1)
         var text = ""
         for key in path.keys {
-            text += "/" + key
+            text += "/" + key.text
             result.append(text)
         }
         return result
@@ -51,7 +51,7 @@ enum TreeRows {
         switch value {
         case .null: return
         case .object(let children):
-            for (key, child) in children { try forEachLeaf(of: child, prefix: prefix + "/" + key, body) }
+            for (key, child) in children { try forEachLeaf(of: child, prefix: prefix + "/" + key.text, body) }
         default:
             try body(prefix.isEmpty ? "/" : prefix, OpCodec.encode(value))
         }
@@ -59,7 +59,7 @@ enum TreeRows {
 
     /// Length of the text key of `path` as a prefix of its descendants' keys (0 at the root).
     static func textBytes(_ path: Path) -> Int {
-        path.keys.reduce(0) { $0 + 1 + $1.utf8.count }
+        path.keys.reduce(0) { $0 + 1 + $1.text.utf8.count }
     }
 
     /// Bytes the rows of `value` at a path whose text is `textBytes` long would hold (keys and values):
@@ -68,7 +68,7 @@ enum TreeRows {
         switch value {
         case .null: return 0
         case .object(let children):
-            return children.reduce(0) { $0 + bytes(of: $1.value, textBytes: textBytes + 1 + $1.key.utf8.count) }
+            return children.reduce(0) { $0 + bytes(of: $1.value, textBytes: textBytes + 1 + $1.key.text.utf8.count) }
         default:
             return max(textBytes, 1) + OpCodec.encode(value).count
         }
@@ -87,9 +87,9 @@ struct TreeBuilder {
     /// The UTF-8 text of the subtree's root (empty for the tree's root).
     private let prefix: [UInt8]
     /// Keys of the open objects below the subtree's root.
-    private var openKeys: [String] = []
+    private var openKeys: [Key] = []
     /// Children of the subtree's root, then of each open object.
-    private var frames: [[String: Value]] = [[:]]
+    private var frames: [[Key: Value]] = [[:]]
     /// The subtree's root, when it is a scalar.
     private var rootScalar: Value?
     /// Byte ranges of the keys of the row being added (kept to reuse its storage).
@@ -142,7 +142,7 @@ struct TreeBuilder {
         let parents = keyRanges.count - 1
         var shared = 0
         while shared < openKeys.count, shared < parents,
-            openKeys[shared].utf8.elementsEqual(UnsafeBufferPointer(rebasing: text[keyRanges[shared]]))
+            openKeys[shared].text.utf8.elementsEqual(UnsafeBufferPointer(rebasing: text[keyRanges[shared]]))
         {
             shared += 1
         }
@@ -158,10 +158,10 @@ struct TreeBuilder {
     }
 
     /// The valid key at `range` of `text`.
-    private func key(_ text: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) throws -> String {
+    private func key(_ text: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) throws -> Key {
         guard let key = String(validating: UnsafeBufferPointer(rebasing: text[range]), as: UTF8.self), Key.isValid(key)
         else { throw misplaced(text) }
-        return key
+        return Key(unchecked: key)
     }
 
     private mutating func closeObject() {

@@ -57,9 +57,9 @@ enum SnapshotChunker {
         }
         // A group is an object holding some of the children: a tag, a count, then the members.
         func objectSize(count: Int, membersSize: Int) -> Int { 1 + varintByteCount(UInt64(count)) + membersSize }
-        var group: [String: Value] = [:]
+        var group: [Key: Value] = [:]
         var groupSize = 0
-        for key in children.keys.sorted(by: Value.utf8Less) {
+        for key in children.keys.sorted() {
             let child = children[key]!
             let childSize = byteCount(of: child)
             let memberSize = byteCount(ofKey: key) + childSize
@@ -90,6 +90,8 @@ enum SnapshotChunker {
         }
         return count
     }
+
+    static func byteCount(ofKey key: Key) -> Int { byteCount(ofKey: key.text) }
 
     static func byteCount(ofKey key: String) -> Int {
         let count = key.utf8.count

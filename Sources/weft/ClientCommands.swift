@@ -215,8 +215,8 @@ struct MergeCommand: AsyncParsableCommand {
                 throw ClientFailure(code: .usage, "merge takes a JSON object, got \(json)")
             }
             var merged: [MergeChild] = []
-            for (key, value) in children.sorted(by: { $0.key < $1.key }) {
-                merged.append(MergeChild(relative: try ClientInput.path(key), value: value))
+            for (key, value) in children.sorted(by: { $0.key.text < $1.key.text }) {
+                merged.append(MergeChild(relative: try ClientInput.path(key.text), value: value))
             }
             try await client.request(.merge(try ClientInput.path(path), merged))
             ClientInput.printJSON(.object(["ok": .bool(true)]))
@@ -285,7 +285,7 @@ struct StatusCommand: AsyncParsableCommand {
             let report = try await client.request(.status)
             let elapsed = started.duration(to: .now)
             let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1e3
-            var fields: [String: Value] = [:]
+            var fields: [Key: Value] = [:]
             if case .object(let daemon) = report { fields = daemon }
             fields["server"] = .string(options.server)
             fields["authenticated"] = .bool(true)

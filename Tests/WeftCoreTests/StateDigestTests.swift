@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test func theDigestOfADocumentBuiltInReverseOrderIsTheSame() throws {
-        var reversed: [String: Value] = [:]
+        var reversed: [Key: Value] = [:]
         reversed["tags"] = document["tags"]
         reversed["users"] = document["users"]
         #expect(StateDigest(of: .object(reversed)) == StateDigest(of: document))

@@ -252,10 +252,10 @@ import Testing
     }
 
     @Test func canonicalTextDoesNotDependOnInsertionOrder() {
-        var forward: [String: Value] = [:]
-        var backward: [String: Value] = [:]
+        var forward: [Key: Value] = [:]
+        var backward: [Key: Value] = [:]
         backward.reserveCapacity(1000)
-        let keys = (0..<200).map { "key\($0)" }
+        let keys: [Key] = (0..<200).map { "key\($0)" }
         for key in keys { forward[key] = .int(1) }
         for key in keys.reversed() { backward[key] = .int(1) }
         #expect(Value.object(forward).jsonString() == Value.object(backward).jsonString())
@@ -296,7 +296,7 @@ import Testing
 
     @Test func aNullWriteUnderAScalarOrAMissingNodeChangesNothing() {
         let original = Value.object(["a": .int(5)])
-        for keys in [["a", "b"], ["a", "b", "c"], ["missing", "x"], ["missing"]] {
+        for keys: [Key] in [["a", "b"], ["a", "b", "c"], ["missing", "x"], ["missing"]] {
             var value = original
             value.write(.null, at: keys[...])
             #expect(value == original)

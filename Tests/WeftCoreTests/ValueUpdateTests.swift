@@ -4,7 +4,7 @@ import Testing
 
 /// `Value.update(at:_:)`: a change in place in one walk, with the same rules as `write`.
 @Suite struct ValueUpdateTests {
-    func keys(_ text: String) throws -> ArraySlice<String> { try Path(text).keys[...] }
+    func keys(_ text: String) throws -> ArraySlice<Key> { try Path(text).keys[...] }
 
     @Test func updatingAMissingNodeBuildsItsAncestors() throws {
         var tree = Value.null

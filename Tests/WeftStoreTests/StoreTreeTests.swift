@@ -177,8 +177,8 @@ import WeftCore
         case 3: return .double(0.5)
         case 4: return .bool(true)
         default:
-            var children: [String: Value] = [:]
-            for key in ["a", "a0", "b"] where Bool.random(using: &generator) {
+            var children: [Key: Value] = [:]
+            for key: Key in ["a", "a0", "b"] where Bool.random(using: &generator) {
                 children[key] = randomValue(depth: depth - 1, using: &generator)
             }
             return Value.object(normalizing: children)

@@ -14,7 +14,7 @@ import WeftCore
             default: return .string("é\(generator.below(99))")
             }
         }
-        var children: [String: Value] = [:]
+        var children: [Key: Value] = [:]
         for index in 0..<Int(generator.below(12)) + 1 {
             children["k\(index)-\(generator.below(5))"] = randomTree(&generator, depth: depth + 1)
         }

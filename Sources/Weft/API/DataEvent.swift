@@ -49,7 +49,7 @@ public enum ChildrenConstraint: Sendable, Hashable {
         switch self {
         case .all: return value
         case .none: return .null
-        case .keyRange: return .object(normalizing: children.filter { admits($0.key) })
+        case .keyRange: return .object(normalizing: children.filter { admits($0.key.text) })
         }
     }
 }

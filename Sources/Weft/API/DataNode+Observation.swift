@@ -79,7 +79,7 @@ extension DataNode {
 /// A key path resolved below the observed node.
 struct ObservedKeyPath: Sendable {
     let name: String
-    let keys: [String]
+    let keys: [Key]
 }
 
 /// Follows one node and notifies changes of its key paths on a queue, coalescing bursts.
@@ -174,11 +174,13 @@ final class KeyPathObserver: Finishable, @unchecked Sendable {
             guard before.isObject || before.isNull, after.isObject || after.isNull else {
                 return before == after ? [] : [PropertyChange(name: ".", oldValue: before, newValue: after)]
             }
-            let keys = Set(before.children.keys).union(after.children.keys).sorted(by: KeyOrder.precedes)
+            let keys = Set(before.children.keys).union(after.children.keys).sorted {
+                KeyOrder.precedes($0.text, $1.text)
+            }
             return keys.compactMap { key in
                 let old = before[key]
                 let new = after[key]
-                return old == new ? nil : PropertyChange(name: key, oldValue: old, newValue: new)
+                return old == new ? nil : PropertyChange(name: key.text, oldValue: old, newValue: new)
             }
         }
         return keyPaths.compactMap { keyPath in

@@ -96,7 +96,7 @@ extension DataNode {
     }
 
     func currentChildrenKeys() throws -> [String] {
-        try currentValue().children.keys.sorted(by: KeyOrder.precedes)
+        try currentValue().children.keys.map(\.text).sorted(by: KeyOrder.precedes)
     }
 
     func deliver<T>(

@@ -75,7 +75,7 @@ extension DataNode {
                 path: path)
         }
         return try members.map { key, member in
-            MergeChild(relative: try WeftError.mapping(path: path) { try Path(keys: [key]) }, value: member)
+            MergeChild(relative: try WeftError.mapping(path: path) { try Path(keys: [key.text]) }, value: member)
         }
     }
 

@@ -22,7 +22,7 @@ struct EventDiff {
         case .childAddition:
             let keys = admittedKeys(of: value)
             return keys.enumerated().compactMap { offset, key in
-                childEvent(key, value[key], previous: offset > 0 ? keys[offset - 1] : nil, source: .initial)
+                childEvent(key, value[key], previous: offset > 0 ? keys[offset - 1].text : nil, source: .initial)
             }
         case .childChange, .childRemoval:
             return []
@@ -31,7 +31,7 @@ struct EventDiff {
 
     /// The events of one batch that changed the node from `old` to `new`.
     func events(old: Value, new: Value, effect: NodeWatcher.Effect, source: DataEvent.Source) -> [DataEvent] {
-        if case .children(let keys) = effect, !keys.contains(where: constraint.admits) { return [] }
+        if case .children(let keys) = effect, !keys.contains(where: { constraint.admits($0.text) }) { return [] }
         guard type != .valueChange else {
             let restrictedNew = constraint.restrict(new)
             guard constraint.restrict(old) != restrictedNew else { return [] }
@@ -39,13 +39,13 @@ struct EventDiff {
         }
         let oldChildren = old.children
         let newChildren = new.children
-        let candidates: Set<String>
+        let candidates: Set<Key>
         switch effect {
         case .children(let keys): candidates = keys
         case .whole: candidates = Set(oldChildren.keys).union(newChildren.keys)
         }
-        var changed: [(key: String, value: Value)] = []
-        for key in candidates where constraint.admits(key) {
+        var changed: [(key: Key, value: Value)] = []
+        for key in candidates where constraint.admits(key.text) {
             let before = oldChildren[key] ?? .null
             let after = newChildren[key] ?? .null
             switch type {
@@ -56,7 +56,7 @@ struct EventDiff {
             }
         }
         guard !changed.isEmpty else { return [] }
-        changed.sort { KeyOrder.precedes($0.key, $1.key) }
+        changed.sort { KeyOrder.precedes($0.key.text, $1.key.text) }
         let siblings = Siblings(
             of: type == .childRemoval ? old : new, constraint: constraint,
             sorted: changed.count > Self.siblingScanEventsMax)
@@ -65,11 +65,11 @@ struct EventDiff {
         }
     }
 
-    private func admittedKeys(of value: Value) -> [String] {
-        value.children.keys.filter(constraint.admits).sorted(by: KeyOrder.precedes)
+    private func admittedKeys(of value: Value) -> [Key] {
+        value.children.keys.filter { constraint.admits($0.text) }.sorted { KeyOrder.precedes($0.text, $1.text) }
     }
 
-    private func childEvent(_ key: String, _ value: Value, previous: String?, source: DataEvent.Source) -> DataEvent? {
+    private func childEvent(_ key: Key, _ value: Value, previous: String?, source: DataEvent.Source) -> DataEvent? {
         // Keys read from the tree are valid and below the depth limit; a failure here would be a bug
         // upstream, and the event is dropped rather than attributed to the wrong node.
         guard let child = try? node.location.child(key) else { return nil }
@@ -80,23 +80,24 @@ struct EventDiff {
 
 /// Finds the admitted key just before a given one, by a scan or in a sorted list.
 private struct Siblings {
-    let children: [String: Value]
+    let children: [Key: Value]
     let constraint: ChildrenConstraint
     let sortedKeys: [String]?
 
     init(of value: Value, constraint: ChildrenConstraint, sorted: Bool) {
         children = value.children
         self.constraint = constraint
-        sortedKeys = sorted ? children.keys.filter(constraint.admits).sorted(by: KeyOrder.precedes) : nil
+        sortedKeys = sorted ? children.keys.map(\.text).filter(constraint.admits).sorted(by: KeyOrder.precedes) : nil
     }
 
-    func previous(before key: String) -> String? {
+    func previous(before key: Key) -> String? {
         if let sortedKeys {
-            let low = sortedKeys.partitionPoint { !KeyOrder.precedes($0, key) }
+            let low = sortedKeys.partitionPoint { !KeyOrder.precedes($0, key.text) }
             return low > 0 ? sortedKeys[low - 1] : nil
         }
         var best: String?
-        for candidate in children.keys where constraint.admits(candidate) && KeyOrder.precedes(candidate, key) {
+        for candidate in children.keys.lazy.map(\.text)
+        where constraint.admits(candidate) && KeyOrder.precedes(candidate, key.text) {
             if let current = best, !KeyOrder.precedes(current, candidate) { continue }
             best = candidate
         }

@@ -15,7 +15,7 @@ final class NodeWatcher: @unchecked Sendable {
     /// How a batch touched the watched node.
     enum Effect: Equatable {
         /// Only below these children.
-        case children(Set<String>)
+        case children(Set<Key>)
         /// The node as a whole (a write at it or above it, or a fresh read).
         case whole
     }
@@ -125,7 +125,7 @@ final class NodeWatcher: @unchecked Sendable {
 
     /// Applies the changes that touch `path` to `value`; nil when an old value does not match.
     static func apply(_ changes: [Change], at path: Path, to value: inout Value) -> Effect? {
-        var touched: Set<String> = []
+        var touched: Set<Key> = []
         var whole = false
         for change in changes {
             if change.path.isAncestorOrSelf(of: path) {

@@ -22,7 +22,7 @@ enum RawJSON {
         return try convert(json, keys: path.keys)
     }
 
-    private static func convert(_ any: Any, keys: [String]) throws -> Value {
+    private static func convert(_ any: Any, keys: [Key]) throws -> Value {
         if let native = try nativeScalar(any, keys: keys) { return native }
         if let number = any as? NSNumber { return try convert(number, keys: keys) }
         if let string = any as? String { return .string(string) }
@@ -44,7 +44,7 @@ enum RawJSON {
     }
 
     /// Swift scalars, matched on their exact type so that Foundation bridging does not turn `1` into `true`.
-    private static func nativeScalar(_ any: Any, keys: [String]) throws -> Value? {
+    private static func nativeScalar(_ any: Any, keys: [Key]) throws -> Value? {
         switch any {
         case let value as Bool where type(of: any) == Bool.self: return .bool(value)
         case let value as Int where type(of: any) == Int.self: return .int(Int64(value))
@@ -66,7 +66,7 @@ enum RawJSON {
         }
     }
 
-    private static func convert(_ number: NSNumber, keys: [String]) throws -> Value {
+    private static func convert(_ number: NSNumber, keys: [Key]) throws -> Value {
         if type(of: number) == type(of: NSNumber(value: true)) { return .bool(number.boolValue) }
         switch String(cString: number.objCType) {
         case "c", "s", "i", "l", "q": return .int(number.int64Value)
@@ -80,17 +80,17 @@ enum RawJSON {
         return .double(Double(value))
     }
 
-    private static func finite(_ value: Double, _ keys: [String]) throws -> Value {
+    private static func finite(_ value: Double, _ keys: [Key]) throws -> Value {
         guard value.isFinite else {
             throw WeftError(.invalidValue, "numbers must be finite; got \(value)", path: Path.describe(keys))
         }
         return .double(value)
     }
 
-    private static func object(_ members: some Sequence<(String, Any)>, _ keys: [String]) throws -> Value {
-        var children: [String: Value] = [:]
-        for (key, member) in members {
-            try WeftError.mapping(path: Path.describe(keys)) { try Key.validate(key) }
+    private static func object(_ members: some Sequence<(String, Any)>, _ keys: [Key]) throws -> Value {
+        var children: [Key: Value] = [:]
+        for (name, member) in members {
+            let key = try WeftError.mapping(path: Path.describe(keys)) { try Key(name) }
             guard keys.count < CoreLimits.pathDepthMax else {
                 throw WeftError(
                     .invalidPath, "the value reaches deeper than \(CoreLimits.pathDepthMax) levels",

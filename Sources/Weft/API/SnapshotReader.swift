@@ -54,7 +54,7 @@ public struct SnapshotReader: Sendable {
     /// ```
     /// - Throws: `WeftError` with code `invalidPath` for a node of another replica.
     public func childrenKeys(of node: DataNode) throws -> [String] {
-        try value(of: node).children.keys.sorted(by: KeyOrder.precedes)
+        try value(of: node).children.keys.map(\.text).sorted(by: KeyOrder.precedes)
     }
 
     /// True when the node holds a value in the snapshot.

@@ -15,7 +15,7 @@ extension Value: Codable {
         switch self {
         case .object(let children):
             var container = encoder.container(keyedBy: DynamicKey.self)
-            for (key, child) in children { try container.encode(child, forKey: DynamicKey(key)) }
+            for (key, child) in children { try container.encode(child, forKey: DynamicKey(key.text)) }
         default:
             var container = encoder.singleValueContainer()
             switch self {
@@ -33,14 +33,18 @@ extension Value: Codable {
     /// checked here: writes check them.
     public init(from decoder: any Decoder) throws {
         if let keyed = try? decoder.container(keyedBy: DynamicKey.self) {
-            var children: [String: Value] = [:]
-            for key in keyed.allKeys { children[key.stringValue] = try keyed.decode(Value.self, forKey: key) }
+            var children: [WeftCore.Key: Value] = [:]
+            for key in keyed.allKeys {
+                children[WeftCore.Key(unchecked: key.stringValue)] = try keyed.decode(Value.self, forKey: key)
+            }
             self = .object(normalizing: children)
             return
         }
         if var unkeyed = try? decoder.unkeyedContainer() {
-            var children: [String: Value] = [:]
-            while !unkeyed.isAtEnd { children[String(unkeyed.currentIndex)] = try unkeyed.decode(Value.self) }
+            var children: [WeftCore.Key: Value] = [:]
+            while !unkeyed.isAtEnd {
+                children[WeftCore.Key(unchecked: String(unkeyed.currentIndex))] = try unkeyed.decode(Value.self)
+            }
             self = .object(normalizing: children)
             return
         }
@@ -97,15 +101,17 @@ extension Value: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expressib
 
     /// An object; null members vanish and an empty object is null.
     public init(dictionaryLiteral elements: (String, Value)...) {
-        var children: [String: Value] = [:]
-        for (key, value) in elements { children[key] = value.normalized }
+        var children: [WeftCore.Key: Value] = [:]
+        for (key, value) in elements { children[WeftCore.Key(unchecked: key)] = value.normalized }
         self = .object(normalizing: children)
     }
 
     /// An array, stored as an object keyed `"0"`, `"1"`, … (null elements vanish).
     public init(arrayLiteral elements: Value...) {
-        var children: [String: Value] = [:]
-        for (index, value) in elements.enumerated() { children[String(index)] = value.normalized }
+        var children: [WeftCore.Key: Value] = [:]
+        for (index, value) in elements.enumerated() {
+            children[WeftCore.Key(unchecked: String(index))] = value.normalized
+        }
         self = .object(normalizing: children)
     }
 }

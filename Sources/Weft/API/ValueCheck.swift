@@ -23,7 +23,7 @@ enum ValueCheck {
 
     /// ``validated(_:at:)`` for one part of a larger write: `bytes` counts every part so far.
     static func validated(_ value: Value, at path: Path, bytes: inout Int) throws -> Value {
-        bytes += path.keys.reduce(0) { $0 + $1.utf8.count + 5 }
+        bytes += path.keys.reduce(0) { $0 + $1.text.utf8.count + 5 }
         try check(value, keys: path.keys, depth: path.depth, bytes: &bytes)
         return value.normalized
     }
@@ -42,14 +42,14 @@ enum ValueCheck {
         for child in children {
             let full = try WeftError.mapping(path: path.description) { try path.appending(child.relative) }
             try check(child.value, keys: full.keys, depth: full.depth, bytes: &bytes)
-            bytes += child.relative.keys.reduce(0) { $0 + $1.utf8.count + 5 }
+            bytes += child.relative.keys.reduce(0) { $0 + $1.text.utf8.count + 5 }
             guard bytes <= valueBytesMax else { throw tooLarge(path, bytes) }
             checked.append(MergeChild(relative: child.relative, value: child.value.normalized))
         }
         return try WeftError.mapping(path: path.description) { try MergeChild.validated(checked) }
     }
 
-    private static func check(_ value: Value, keys: [String], depth: Int, bytes: inout Int) throws {
+    private static func check(_ value: Value, keys: [Key], depth: Int, bytes: inout Int) throws {
         bytes += 1
         switch value {
         case .null, .bool: return
@@ -75,8 +75,8 @@ enum ValueCheck {
                         .invalidPath, "the value reaches deeper than \(CoreLimits.pathDepthMax) levels",
                         path: Path.describe(keys + [key]))
                 }
-                try WeftError.mapping(path: Path.describe(keys)) { try Key.validate(key) }
-                bytes += 5 + key.utf8.count
+                try WeftError.mapping(path: Path.describe(keys)) { try Key.validate(key.text) }
+                bytes += 5 + key.text.utf8.count
                 try check(child, keys: keys + [key], depth: depth + 1, bytes: &bytes)
             }
         }
@@ -93,7 +93,7 @@ enum ValueCheck {
 
 extension Path {
     /// The text form of keys that may not form a valid path (for error messages).
-    static func describe(_ keys: [String]) -> String { "/" + keys.joined(separator: "/") }
+    static func describe(_ keys: [Key]) -> String { "/" + keys.lazy.map(\.text).joined(separator: "/") }
 }
 
 extension WeftError {

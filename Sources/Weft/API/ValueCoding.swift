@@ -104,15 +104,15 @@ enum DecodingJSON {
             out += "["
             for index in 0..<count {
                 if index > 0 { out += "," }
-                append(children[String(index)] ?? .null, arrays: arrays, to: &out)
+                append(children[Key(unchecked: String(index))] ?? .null, arrays: arrays, to: &out)
             }
             out += "]"
             return
         }
         out += "{"
-        for (offset, key) in children.keys.sorted(by: Value.utf8Less).enumerated() {
+        for (offset, key) in children.keys.sorted().enumerated() {
             if offset > 0 { out += "," }
-            out += Value.string(key).jsonString()
+            out += Value.string(key.text).jsonString()
             out += ":"
             append(children[key] ?? .null, arrays: arrays, to: &out)
         }
@@ -121,10 +121,10 @@ enum DecodingJSON {
 
     /// The array length when every key is a canonical non-negative integer and the largest is below twice
     /// the number of keys (Firebase's rule); nil otherwise.
-    static func arrayCount(_ children: [String: Value]) -> Int? {
+    static func arrayCount(_ children: [Key: Value]) -> Int? {
         var largest = -1
         for key in children.keys {
-            guard let index = Int(key), index >= 0, String(index) == key else { return nil }
+            guard let index = Int(key.text), index >= 0, String(index) == key.text else { return nil }
             largest = max(largest, index)
         }
         guard largest >= 0, largest < 2 * children.count else { return nil }

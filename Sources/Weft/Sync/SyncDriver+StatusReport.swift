@@ -10,15 +10,15 @@ extension SyncDriver {
         publishStatus()
         let status = self.status
         let log = target.logStatus
-        var logFields: [String: Value] = [
+        var logFields: [Key: Value] = [
             "opsKnown": .int(Int64(clamping: log.opsKnown)), "opsInLog": .int(Int64(log.opsInLog)),
             "opsStable": .int(Int64(clamping: stableFrontier.total)),
             "opsCompacted": .int(Int64(clamping: target.compactionVector.total)),
         ]
         if let bytes = log.bytesOnDisk { logFields["bytesOnDisk"] = .int(Int64(bytes)) }
-        var peers: [String: Value] = [:]
+        var peers: [Key: Value] = [:]
         for peer in status.peers {
-            var fields: [String: Value] = [
+            var fields: [Key: Value] = [
                 "direction": .string(peer.direction.rawValue), "connected": .bool(peer.isConnected),
                 "opsBehind": .int(Int64(clamping: peer.opsBehind)), "bytesSent": .int(Int64(peer.bytesSent)),
                 "bytesReceived": .int(Int64(peer.bytesReceived)),
@@ -32,7 +32,7 @@ extension SyncDriver {
             fields["address"] = .string(peer.address)
             peers["\(peers.count)"] = .object(fields)
         }
-        var fields: [String: Value] = [
+        var fields: [Key: Value] = [
             "replica": .string(configuration.replica.description), "role": .string("\(configuration.role)"),
             "log": .object(logFields),
         ]

@@ -11,9 +11,9 @@ struct RandomCore {
     init(seed: UInt64) { rng = SeededGenerator(seed: seed) }
 
     /// Keys from a small pool (so paths collide) plus, now and then, an odd but valid one.
-    static let keyPool = ["a", "b", "c", "x", "y", "0", "1", "10", "Z", "é", "€uro", "😀", "a-b", "_", "~"]
+    static let keyPool: [Key] = ["a", "b", "c", "x", "y", "0", "1", "10", "Z", "é", "€uro", "😀", "a-b", "_", "~"]
 
-    mutating func key() -> String {
+    mutating func key() -> Key {
         if rng.chance(0.9) { return RandomCore.keyPool[Int(rng.below(UInt64(RandomCore.keyPool.count)))] }
         let length = rng.int(in: 1...12)
         var scalars = String.UnicodeScalarView()
@@ -29,7 +29,7 @@ struct RandomCore {
             guard let scalar = Unicode.Scalar(code), !".$#[]/".unicodeScalars.contains(scalar) else { continue }
             scalars.append(scalar)
         }
-        return String(scalars)
+        return Key(unchecked: String(scalars))
     }
 
     mutating func path(depthMax: Int = 4) -> Path {
@@ -81,7 +81,7 @@ struct RandomCore {
     mutating func value(depthMax: Int = 3, allowNull: Bool = true) -> Value {
         if allowNull, rng.chance(0.1) { return .null }
         guard depthMax > 0, rng.chance(0.4) else { return scalar() }
-        var children: [String: Value] = [:]
+        var children: [Key: Value] = [:]
         for _ in 0..<rng.int(in: 1...4) { children[key()] = value(depthMax: depthMax - 1, allowNull: false) }
         return .object(children)
     }
@@ -170,7 +170,7 @@ enum Reinserted {
         guard case .object(let children) = value else { return value }
         var keys = Array(children.keys)
         rng.shuffle(&keys)
-        var rebuilt: [String: Value] = [:]
+        var rebuilt: [Key: Value] = [:]
         rebuilt.reserveCapacity(keys.count * Int(1 + rng.below(8)))
         for key in keys { rebuilt[key] = Reinserted.value(children[key]!, using: &rng) }
         return .object(rebuilt)
