@@ -80,6 +80,9 @@ struct EventQueue {
     }
 
     /// The earliest event and its tick.
+    /// The event ``next()`` would return, left in the queue.
+    func peek() -> (tick: UInt64, event: Event)? { heap.first.map { ($0.tick, $0.event) } }
+
     mutating func next() -> (tick: UInt64, event: Event)? {
         guard let first = heap.first else { return nil }
         let last = heap.removeLast()

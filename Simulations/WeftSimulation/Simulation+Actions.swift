@@ -9,7 +9,9 @@ import WeftSync
 extension Simulation {
     func perform(_ actions: [SyncAction], at address: EndpointAddress) {
         for action in actions {
-            guard failure == nil else { return }
+            // An action may close the session (a refused stamp ends it): the rest of the list belongs to
+            // a session that is gone, and the daemon's shell drops it too.
+            guard failure == nil, isOpen(address) else { return }
             switch action {
             case .send(let bytes): transmit(bytes, from: address)
             case .applyOps(let ops, let peer): applyRemote(ops.ops, from: peer, at: address)

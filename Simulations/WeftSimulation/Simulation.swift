@@ -196,11 +196,26 @@ public final class Simulation {
 
     // MARK: - Events
 
+    /// The bytes of the deliveries to the same endpoint that come next in the queue at this tick, taken
+    /// out of it: a socket read returns every byte that has arrived, so they are read with the first.
+    private func bytesArrivingWith(connection: Int, side: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        while let (tick, event) = queue.peek(), tick == now, case .deliver(connection, side, let more) = event {
+            _ = queue.next()
+            events += 1
+            trace.add(tick, event.code)
+            bytes += more
+        }
+        return bytes
+    }
+
     private func handle(_ event: Event) {
         switch event {
         case .write(let index): write(index)
         case .deliver(let connection, let side, let bytes):
-            deliver(bytes, to: EndpointAddress(connection: connection, side: side))
+            deliver(
+                bytes + bytesArrivingWith(connection: connection, side: side),
+                to: EndpointAddress(connection: connection, side: side))
         case .transportClosed(let connection, let side):
             transportClosed(EndpointAddress(connection: connection, side: side))
         case .timer(let connection, let side, let timer, let generation):

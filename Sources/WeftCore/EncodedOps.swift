@@ -50,6 +50,11 @@ public struct EncodedOps: Sendable, Hashable, RandomAccessCollection, Expressibl
     }
 
     /// The ops at `positions`, with their bytes.
+    /// These ops followed by `other`'s.
+    public func appending(_ other: EncodedOps) -> EncodedOps {
+        EncodedOps(ops: ops + other.ops, encodings: encodings + other.encodings)
+    }
+
     public func subset(_ positions: [Int]) -> EncodedOps {
         EncodedOps(ops: positions.map { ops[$0] }, encodings: positions.map { encodings[$0] })
     }

@@ -45,7 +45,9 @@ public struct Key: Sendable, Hashable, Comparable, CustomStringConvertible, Expr
         self.init(unchecked: String(stringInterpolation: stringInterpolation))
     }
 
-    @inlinable public static func == (lhs: Key, rhs: Key) -> Bool { lhs.hashBits == rhs.hashBits && lhs.text == rhs.text }
+    @inlinable public static func == (lhs: Key, rhs: Key) -> Bool {
+        lhs.hashBits == rhs.hashBits && lhs.text == rhs.text
+    }
 
     @inlinable public func hash(into hasher: inout Hasher) { hasher.combine(hashBits) }
 

@@ -105,7 +105,8 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// child's node: its merge's path, then the child's relative path), without joining them.
     public func isAncestorOrSelf(ofJoined head: [Key], _ tail: [Key]) -> Bool {
         guard keys.count <= head.count + tail.count else { return false }
-        for (depth, key) in keys.enumerated() where key != (depth < head.count ? head[depth] : tail[depth - head.count]) {
+        for (depth, key) in keys.enumerated() where key != (depth < head.count ? head[depth] : tail[depth - head.count])
+        {
             return false
         }
         return true

@@ -139,7 +139,8 @@ public struct Workload: Sendable {
         if roll < mix.merges { return (itemPath(field: false), .merge(randomChildren())) }
         roll -= mix.merges
         if roll < mix.pushes {
-            return (Path(uncheckedKeys: ["chat", Key(unchecked: PushID.make(from: stamp))]), .set(.string("m\(rng.below(1000))")))
+            let key = Key(unchecked: PushID.make(from: stamp))
+            return (Path(uncheckedKeys: ["chat", key]), .set(.string("m\(rng.below(1000))")))
         }
         roll -= mix.pushes
         if roll < mix.increments { return (counterPath(), randomIncrement()) }

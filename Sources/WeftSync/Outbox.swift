@@ -1,4 +1,8 @@
-/// Collects the actions of one event call, joining consecutive frames into one send.
+/// Collects the actions of one event call, joining consecutive frames into one send, and consecutive
+/// batches of ops from one peer into one ``SyncAction/applyOps(_:from:)``.
+///
+/// Joining batches lets the replica merge every op frame of one read at once: one commit, and one
+/// re-fold per region for the late ops of all of them instead of one per frame.
 struct Outbox {
     private(set) var actions: [SyncAction] = []
     private var pending: [UInt8] = []
@@ -20,6 +24,13 @@ struct Outbox {
 
     mutating func append(_ action: SyncAction) {
         if case .send = action { preconditionFailure("queue frames with send(_:)") }
+        if pending.isEmpty, case .applyOps(let ops, let peer) = action,
+            case .applyOps(let earlier, peer)? = actions.last
+        {
+            // Nothing was queued between the two batches: applying them together is applying them in turn.
+            actions[actions.count - 1] = .applyOps(earlier.appending(ops), from: peer)
+            return
+        }
         flush()
         actions.append(action)
     }
