@@ -15,10 +15,13 @@ import Foundation
 /// of hashing the text again.
 ///
 /// ```swift
-/// let key = try Key("alice")
-/// let literal: Key = "users"      // literals in code are trusted, not validated
-/// key.text                        // "alice"
+/// let key = try Key(validating: "alice")  // text from outside
+/// let literal: Key = "users"              // literals in code are trusted, not validated
+/// key.text                                // "alice"
 /// ```
+///
+/// The validating initializer has a label on purpose: `Key("a.b")` with a literal is a literal, which
+/// Swift never passes to an initializer.
 public struct Key: Sendable, Hashable, Comparable, CustomStringConvertible, ExpressibleByStringInterpolation {
     /// The key's text.
     public let text: String
@@ -34,7 +37,7 @@ public struct Key: Sendable, Hashable, Comparable, CustomStringConvertible, Expr
     /// A validated key.
     ///
     /// - Throws: ``CoreError/invalidKey(key:reason:)`` naming the key and the rule it breaks.
-    public init(_ text: String) throws {
+    public init(validating text: String) throws {
         try Key.validate(text)
         self.init(unchecked: text)
     }

@@ -189,7 +189,7 @@ public enum OpCodec {
         var keys: [Key] = []
         keys.reserveCapacity(count)
         for _ in 0..<count {
-            keys.append(try Key(reader.readString(max: CoreLimits.keyBytesMax)))
+            keys.append(try Key(validating: reader.readString(max: CoreLimits.keyBytesMax)))
         }
         return Path(uncheckedKeys: keys)
     }
@@ -315,7 +315,7 @@ public enum OpCodec {
             var children: [Key: Value] = [:]
             children.reserveCapacity(count)
             for _ in 0..<count {
-                let key = try Key(reader.readString(max: CoreLimits.keyBytesMax))
+                let key = try Key(validating: reader.readString(max: CoreLimits.keyBytesMax))
                 let child = try readValue(from: &reader, depth: depth + 1)
                 guard !child.isNull else {
                     throw CoreError.malformedEncoding(offset: reader.offset, reason: "null child in object")

@@ -20,7 +20,7 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// A path from keys, each validated.
     /// - Throws: ``CoreError/invalidKey(key:reason:)`` or ``CoreError/pathTooDeep(path:depth:)``.
     public init(keys: [String]) throws {
-        try self.init(keys: keys.map { try Key($0) })
+        try self.init(keys: keys.map { try Key(validating: $0) })
     }
 
     /// A path from keys, checking the depth (keys made with ``Key/init(_:)`` are valid; literal ones are
@@ -47,7 +47,7 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
             case ".": continue
             case "..": if !result.isEmpty { result.removeLast() }
             default:
-                result.append(try Key(String(segment)))
+                result.append(try Key(validating: String(segment)))
             }
         }
         guard result.count <= CoreLimits.pathDepthMax else {
@@ -59,7 +59,7 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The path of a child of this node.
     /// - Throws: ``CoreError/invalidKey(key:reason:)`` or ``CoreError/pathTooDeep(path:depth:)``.
     public func child(_ key: String) throws -> Path {
-        let checked = try Key(key)
+        let checked = try Key(validating: key)
         guard keys.count < CoreLimits.pathDepthMax else {
             throw CoreError.pathTooDeep(path: Path.text(keys + [checked]), depth: keys.count + 1)
         }

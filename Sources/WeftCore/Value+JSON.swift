@@ -178,7 +178,7 @@ struct JSONParser {
         while true {
             skipSpace()
             guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw fail("expected a key") }
-            let key = try Key(parseString())
+            let key = try Key(validating: parseString())
             skipSpace()
             guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             offset += 1

@@ -58,6 +58,31 @@ import WeftCore
         #expect(batches.count == 3)
     }
 
+    @Test func theOpFramesOfOneReadBecomeOneBatchToApply() throws {
+        var pair = ConnectedPair(initiatorLog: Self.log(node: 0, ops: 30)) { configuration, _ in
+            configuration.batchOpsMax = 10
+        }
+        let sent = pair.handshake().initiator
+        #expect(sent.messagesSent.filter { $0.type == .ops }.count == 3)
+        var byFrame = pair.acceptor
+        let together = pair.acceptor.onBytesReceived(sent.bytesSent, source: pair.acceptorLog, now: 1001)
+        let batches = together.filter { if case .applyOps = $0 { return true } else { return false } }
+        #expect(batches.count == 1)
+        #expect(together.opsToApply.map(\.sequence) == Array(1...30))
+        // Frame by frame, each read gives its own batch: the same ops in the same order.
+        var frames = FrameDecoder()
+        frames.append(sent.bytesSent)
+        var separate: [Op] = []
+        var separateBatches = 0
+        while let frame = try frames.nextFrame() {
+            let actions = byFrame.onBytesReceived(frame.encoded(), source: pair.acceptorLog, now: 1001)
+            separateBatches += actions.filter { if case .applyOps = $0 { return true } else { return false } }.count
+            separate += actions.opsToApply
+        }
+        #expect(separateBatches == 3)
+        #expect(separate == together.opsToApply)
+    }
+
     @Test func anAckThatCoversOnlyEarlyOpsReleasesOnlyTheirFrames() {
         var pair = ConnectedPair(initiatorLog: Self.log(node: 0, ops: 30)) { configuration, _ in
             configuration.batchOpsMax = 10

@@ -90,7 +90,7 @@ enum RawJSON {
     private static func object(_ members: some Sequence<(String, Any)>, _ keys: [Key]) throws -> Value {
         var children: [Key: Value] = [:]
         for (name, member) in members {
-            let key = try WeftError.mapping(path: Path.describe(keys)) { try Key(name) }
+            let key = try WeftError.mapping(path: Path.describe(keys)) { try Key(validating: name) }
             guard keys.count < CoreLimits.pathDepthMax else {
                 throw WeftError(
                     .invalidPath, "the value reaches deeper than \(CoreLimits.pathDepthMax) levels",
