@@ -11,9 +11,9 @@
 /// ```
 public struct EncodedOps: Sendable, Hashable, RandomAccessCollection, ExpressibleByArrayLiteral {
     /// The ops.
-    public let ops: [Op]
+    public private(set) var ops: [Op]
     /// `encodings[i]` holds `OpCodec.encode(ops[i])`: a slice of the bytes they were read from.
-    public let encodings: [ArraySlice<UInt8>]
+    public private(set) var encodings: [ArraySlice<UInt8>]
 
     /// Ops encoded here.
     public init(_ ops: [Op]) {
@@ -50,9 +50,10 @@ public struct EncodedOps: Sendable, Hashable, RandomAccessCollection, Expressibl
     }
 
     /// The ops at `positions`, with their bytes.
-    /// These ops followed by `other`'s.
-    public func appending(_ other: EncodedOps) -> EncodedOps {
-        EncodedOps(ops: ops + other.ops, encodings: encodings + other.encodings)
+    /// Adds `other`'s ops after these.
+    public mutating func append(contentsOf other: EncodedOps) {
+        ops += other.ops
+        encodings += other.encodings
     }
 
     public func subset(_ positions: [Int]) -> EncodedOps {

@@ -45,7 +45,8 @@ extension MergeEngine {
                 statistics.largestRegion = roots.count == 1 ? roots[0] : .root
             }
         }
-        var cut = CutSearch(roots: roots, change: stamp, arriving: arriving, arrivingStamps: arrivingStamps, outside: outside)
+        var cut = CutSearch(
+            roots: roots, change: stamp, arriving: arriving, arrivingStamps: arrivingStamps, outside: outside)
         for (position, op) in ops.enumerated() {
             replayed += 1
             while let next = pending.first, let point = regions[next].start, point < op.stamp {
@@ -78,7 +79,8 @@ extension MergeEngine {
                 outcome = decideRejectedBatch(op, failingAt: failing, reason: reason, mini: &mini, inside: inside)
             } else {
                 outcome = applyTracked(op, to: &mini, forcedAt: spansOut ? { !inside($0) } : nil) {
-                    self.transactionStillValid($0, previous: previous, arriving: arriving, arrivingStamps: arrivingStamps)
+                    self.transactionStillValid(
+                        $0, previous: previous, arriving: arriving, arrivingStamps: arrivingStamps)
                 }
             }
             if outcome != previous || arrivingStamps.contains(op.stamp) { record(outcome, of: op, report: &report) }
@@ -151,7 +153,8 @@ extension MergeEngine {
             if outcome != previous {
                 if sealedCount > 0 {
                     let anchors = op.anchors
-                    for index in roots.indices where sealed[index] && anchors.contains(where: { $0.isRelated(to: roots[index]) }) {
+                    for index in roots.indices
+                    where sealed[index] && anchors.contains(where: { $0.isRelated(to: roots[index]) }) {
                         sealed[index] = false
                         sealedCount -= 1
                     }
@@ -199,7 +202,9 @@ extension MergeEngine {
                 guard case .transaction = op.kind, !outside.contains(op.stamp) else { continue }
                 let previous = engine.unusualOutcomes[op.stamp] ?? .applied
                 guard previous == .applied else { continue }
-                if !engine.transactionStillValid(op, previous: previous, arriving: arriving, arrivingStamps: arrivingStamps) {
+                if !engine.transactionStillValid(
+                    op, previous: previous, arriving: arriving, arrivingStamps: arrivingStamps)
+                {
                     return position
                 }
             }
@@ -326,7 +331,8 @@ extension MergeEngine {
         }
         var trial = mini
         let partial = Op(stamp: op.stamp, sequence: op.sequence, path: op.path, kind: .batch(prefix))
-        let outcome = prefix.isEmpty ? .applied : applyTracked(partial, to: &trial, forcedAt: { !inside($0) }) { _ in true }
+        let outcome =
+            prefix.isEmpty ? .applied : applyTracked(partial, to: &trial, forcedAt: { !inside($0) }) { _ in true }
         if case .rejected = outcome { return outcome }
         return .rejected(reason)
     }
@@ -339,8 +345,8 @@ extension MergeEngine {
         while roots.count <= CoreLimits.refoldRegionsMax {
             var added: [Path] = []
             for root in roots {
-                guard let node = index.node(at: root.keys[...]) else { continue }
-                forEachNode(below: node) { current in
+                guard let node = index.node(at: root.keys[...]), node.failingBelow > 0 else { continue }
+                forEachNode(below: node, where: { $0.failingBelow > 0 }) { current in
                     for batchStamp in current.failingBatches where batchStamp >= stamp {
                         guard let op = logged(batchStamp) else { continue }
                         for anchor in op.anchors where !roots.contains(where: { $0.isAncestorOrSelf(of: anchor) }) {
@@ -355,10 +361,14 @@ extension MergeEngine {
         return [.root]
     }
 
-    /// Calls `body` with `node` and every node below it.
-    func forEachNode(below node: PathIndex.Node, _ body: (PathIndex.Node) -> Void) {
+    /// Calls `body` with `node` and every node below it where `descend` holds (the nodes below one where
+    /// it does not are skipped).
+    func forEachNode(
+        below node: PathIndex.Node, where descend: (PathIndex.Node) -> Bool, _ body: (PathIndex.Node) -> Void
+    ) {
         var stack = [node]
         while let current = stack.popLast() {
+            guard descend(current) else { continue }
             body(current)
             stack.append(contentsOf: current.children.values)
         }
@@ -366,6 +376,7 @@ extension MergeEngine {
 
     /// Drops roots that lie inside other roots, and duplicates.
     func minimalRoots(_ paths: [Path]) -> [Path] {
+        if paths.count < 2 { return paths }
         let sorted = Set(paths).sorted()
         var result: [Path] = []
         for path in sorted where !result.contains(where: { $0.isAncestorOrSelf(of: path) }) { result.append(path) }

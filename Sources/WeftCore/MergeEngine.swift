@@ -422,12 +422,11 @@ public final class MergeEngine {
         }
         if case .batch = op.kind, previous != outcome {
             // Index rejected batches by the node that failed them: only a change there can revive one.
-            if case .rejected(let reason) = previous, let path = reason.path, let node = index.node(at: path.keys[...])
-            {
-                node.failingBatches.removeAll { $0 == op.stamp }
+            if case .rejected(let reason) = previous, let path = reason.path {
+                index.setFailing(false, batch: op.stamp, at: path.keys[...])
             }
-            if case .rejected(let reason) = outcome, let path = reason.path, let node = index.node(at: path.keys[...]) {
-                node.failingBatches.append(op.stamp)
+            if case .rejected(let reason) = outcome, let path = reason.path {
+                index.setFailing(true, batch: op.stamp, at: path.keys[...])
             }
         }
         report.outcomes[op.stamp] = outcome

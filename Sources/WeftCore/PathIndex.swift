@@ -71,7 +71,9 @@ final class PathIndex {
         /// them can move the counter (used to prove that no prefix overflows).
         @exclusivity(unchecked) var incrementMagnitude: UInt64 = 0
         /// Batches with several anchors that are rejected because of their part at this node.
-        var failingBatches: [Stamp] = []
+        fileprivate(set) var failingBatches: [Stamp] = []
+        /// Number of ``failingBatches`` here and below: a re-fold looks for them only where there are.
+        fileprivate(set) var failingBelow = 0
         /// The arrival count when ``snapshots`` were last known valid.
         @exclusivity(unchecked) var snapshotsTakenAt: UInt64 = 0
 
@@ -199,6 +201,27 @@ final class PathIndex {
     }
 
     /// The node at `keys`, nil when no op was ever anchored at or below it.
+    /// Records that the batch stamped `stamp` is rejected because of its part at `keys` (`failing`), or
+    /// no longer is; the node exists, as the batch is recorded there.
+    func setFailing(_ failing: Bool, batch stamp: Stamp, at keys: ArraySlice<Key>) {
+        guard let node = node(at: keys) else { return }
+        let before = node.failingBatches.count
+        if failing {
+            node.failingBatches.append(stamp)
+        } else {
+            node.failingBatches.removeAll { $0 == stamp }
+        }
+        let delta = node.failingBatches.count - before
+        guard delta != 0 else { return }
+        var current = root
+        current.failingBelow += delta
+        for key in keys {
+            guard let next = current.children[key] else { return }
+            next.failingBelow += delta
+            current = next
+        }
+    }
+
     func node(at keys: ArraySlice<Key>) -> Node? {
         var current = root
         for key in keys {

@@ -24,11 +24,13 @@ struct Outbox {
 
     mutating func append(_ action: SyncAction) {
         if case .send = action { preconditionFailure("queue frames with send(_:)") }
-        if pending.isEmpty, case .applyOps(let ops, let peer) = action,
-            case .applyOps(let earlier, peer)? = actions.last
+        if pending.isEmpty, case .applyOps(let ops, let peer) = action, case .applyOps(_, peer)? = actions.last,
+            case .applyOps(var batch, _) = actions.removeLast()
         {
-            // Nothing was queued between the two batches: applying them together is applying them in turn.
-            actions[actions.count - 1] = .applyOps(earlier.appending(ops), from: peer)
+            // Nothing was queued between the two batches: applying them together is applying them in
+            // turn. The batch is taken out of the list so that it grows in place.
+            batch.append(contentsOf: ops)
+            actions.append(.applyOps(batch, from: peer))
             return
         }
         flush()
