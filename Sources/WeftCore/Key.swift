@@ -56,8 +56,10 @@ public struct Key: Sendable, Hashable, Comparable, CustomStringConvertible, Expr
 
     @inlinable public func _rawHashValue(seed: Int) -> Int { FastHash.hash(hashBits, seed: seed) }
 
-    /// Keys order by their UTF-8 bytes, as the JSON output and the digest sort them.
-    public static func < (lhs: Key, rhs: Key) -> Bool { Value.utf8Less(lhs.text, rhs.text) }
+    /// Keys order by their UTF-8 bytes, as the JSON output and the digest sort them. Swift orders
+    /// strings by the Unicode scalars of their NFC forms, and UTF-8 keeps scalar order: for keys, which
+    /// are in NFC, that is byte order, with the standard library's fast path for ASCII.
+    public static func < (lhs: Key, rhs: Key) -> Bool { lhs.text < rhs.text }
 
     public var description: String { text }
 

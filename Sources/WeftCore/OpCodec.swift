@@ -233,7 +233,8 @@ public enum OpCodec {
             guard depth + relative.depth <= CoreLimits.pathDepthMax else {
                 throw CoreError.malformedEncoding(offset: reader.offset, reason: "merge child path too deep")
             }
-            children.append(MergeChild(relative: relative, value: try readValue(from: &reader, depth: depth + relative.depth)))
+            children.append(
+                MergeChild(relative: relative, value: try readValue(from: &reader, depth: depth + relative.depth)))
         }
         do {
             return try MergeChild.validated(children)
@@ -273,6 +274,37 @@ public enum OpCodec {
         }
     }
 
+    /// The size of `value`'s encoding, counted without encoding it.
+    public static func byteCount(of value: Value) -> Int {
+        switch value {
+        case .null, .bool: return 1
+        case .int(let int): return 1 + varintByteCount(UInt64(bitPattern: (int << 1) ^ (int >> 63)))
+        case .double: return 9
+        case .string(let string): return 1 + byteCount(ofText: string)
+        case .object(let children):
+            var total = 1 + varintByteCount(UInt64(children.count))
+            for (key, child) in children { total += byteCount(ofText: key.text) + byteCount(of: child) }
+            return total
+        }
+    }
+
+    /// The size of a length-prefixed text (a key, a string).
+    public static func byteCount(ofText text: String) -> Int {
+        let count = text.utf8.count
+        return varintByteCount(UInt64(count)) + count
+    }
+
+    /// The size of a varint.
+    public static func varintByteCount(_ value: UInt64) -> Int {
+        var count = 1
+        var rest = value >> 7
+        while rest > 0 {
+            count += 1
+            rest >>= 7
+        }
+        return count
+    }
+
     /// Encodes a value into fresh bytes.
     public static func encode(_ value: Value) -> [UInt8] {
         var writer = ByteWriter()
@@ -300,7 +332,9 @@ public enum OpCodec {
         case 3: return .int(try reader.readZigzag())
         case 4:
             let d = Double(bitPattern: try reader.readFixed())
-            guard d.isFinite else { throw CoreError.malformedEncoding(offset: reader.offset, reason: "non-finite double") }
+            guard d.isFinite else {
+                throw CoreError.malformedEncoding(offset: reader.offset, reason: "non-finite double")
+            }
             guard d != 0 || d.sign == .plus else {
                 throw CoreError.malformedEncoding(offset: reader.offset, reason: "negative zero is not canonical")
             }

@@ -47,7 +47,7 @@ struct MemoryState: Sendable {
 
     /// Bytes the state would take on disk.
     var bytes: Int {
-        let overrideBytes = overrides.reduce(0) { $0 + $1.key.description.utf8.count + OpCodec.encode($1.value).count }
+        let overrideBytes = overrides.reduce(0) { $0 + $1.key.description.utf8.count + OpCodec.byteCount(of: $1.value) }
         let peerBytes = peers.values.reduce(0) { $0 + 8 + 9 * $1.entries.count }
         let touchBytes = touches.keys.reduce(0) { $0 + TreeRows.textBytes($1.path) + 16 }
         return opBytes + treeBytes + overrideBytes + peerBytes + 8 * members.count + touchBytes

@@ -70,7 +70,7 @@ enum TreeRows {
         case .object(let children):
             return children.reduce(0) { $0 + bytes(of: $1.value, textBytes: textBytes + 1 + $1.key.text.utf8.count) }
         default:
-            return max(textBytes, 1) + OpCodec.encode(value).count
+            return max(textBytes, 1) + OpCodec.byteCount(of: value)
         }
     }
 }

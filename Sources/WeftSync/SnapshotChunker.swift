@@ -81,36 +81,12 @@ enum SnapshotChunker {
 
     // MARK: - Sizes
 
-    static func varintByteCount(_ value: UInt64) -> Int {
-        var count = 1
-        var rest = value >> 7
-        while rest > 0 {
-            count += 1
-            rest >>= 7
-        }
-        return count
-    }
+    static func varintByteCount(_ value: UInt64) -> Int { OpCodec.varintByteCount(value) }
 
-    static func byteCount(ofKey key: Key) -> Int { byteCount(ofKey: key.text) }
-
-    static func byteCount(ofKey key: String) -> Int {
-        let count = key.utf8.count
-        return varintByteCount(UInt64(count)) + count
-    }
+    static func byteCount(ofKey key: Key) -> Int { OpCodec.byteCount(ofText: key.text) }
 
     /// Size of `value` in ``OpCodec``'s value encoding.
-    static func byteCount(of value: Value) -> Int {
-        switch value {
-        case .null, .bool: return 1
-        case .int(let int): return 1 + varintByteCount(UInt64(bitPattern: (int << 1) ^ (int >> 63)))
-        case .double: return 9
-        case .string(let string): return 1 + byteCount(ofKey: string)
-        case .object(let children):
-            var total = 1 + varintByteCount(UInt64(children.count))
-            for (key, child) in children { total += byteCount(ofKey: key) + byteCount(of: child) }
-            return total
-        }
-    }
+    static func byteCount(of value: Value) -> Int { OpCodec.byteCount(of: value) }
 
     /// Size of an entry as written in a chunk.
     static func byteCount(of entry: SnapshotEntry) -> Int {

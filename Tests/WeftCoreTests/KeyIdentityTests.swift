@@ -40,6 +40,19 @@ import Testing
         #expect(keys.sorted().map(\.text) == keys.map(\.text).sorted(by: Value.utf8Less))
     }
 
+    @Test func keyOrderIsUTF8ByteOrderForEveryNFCKey() {
+        var generator = SeededGenerator(seed: 42)
+        let alphabet: [String] = ["a", "b", "Z", "0", "~", "é", "ß", "ÿ", "Ā", "中", "\u{10348}", "\u{FF5E}", "e"]
+        func draw() -> String {
+            (0..<(1 + Int(generator.below(5)))).map { _ in alphabet[Int(generator.below(UInt64(alphabet.count)))] }
+                .joined()
+        }
+        for _ in 0..<2000 {
+            let (a, b) = (draw(), draw())
+            #expect((Key(unchecked: a) < Key(unchecked: b)) == Value.utf8Less(a, b), "\(a) < \(b)")
+        }
+    }
+
     @Test func treesAndPathsFindAKeyMadeAnotherWay() throws {
         var tree = Value.null
         tree.write(.int(1), at: try Path("/users/alice/score"))

@@ -112,6 +112,17 @@ import Testing
         }
     }
 
+    @Test func aValueIsCountedAsLongAsItsEncoding() async {
+        await propertyCheck(count: 600, input: seeds) { seed in
+            var random = RandomCore(seed: seed)
+            let value = random.value(depthMax: 4)
+            #expect(OpCodec.byteCount(of: value) == OpCodec.encode(value).count)
+        }
+        for extreme: Value in [.int(.min), .int(.max), .int(-1), .int(63), .int(64), .string(""), .double(-0.0)] {
+            #expect(OpCodec.byteCount(of: extreme) == OpCodec.encode(extreme).count)
+        }
+    }
+
     @Test func anEncodingIsPinnedSoAFormatChangeIsNoticed() throws {
         let pinned = Op(
             stamp: Stamp(time: 0x0102, replica: ReplicaID(rawValue: 3)!), sequence: 1, path: try Path("/a"),
