@@ -29,6 +29,23 @@ extension Value {
         }
     }
 
+    /// Parses a JSON object whose member names are not keys but anything else a caller reads them as
+    /// (relative paths such as `"a/b"` for a merge): the names come back as written, in order, with
+    /// their values parsed as ``init(json:)`` does; null values are kept (a merge deletes there).
+    ///
+    /// ```swift
+    /// try Value.jsonMembers(#"{"a/b": 1, "c": null}"#)   // [("a/b", 1), ("c", null)]
+    /// ```
+    /// - Throws: what ``init(json:)`` throws, and ``CoreError/invalidJSON(offset:reason:)`` when the text
+    ///   is not an object.
+    public static func jsonMembers(_ json: String) throws -> [(name: String, value: Value)] {
+        var text = json
+        return try text.withUTF8 { buffer in
+            var parser = JSONParser(bytes: buffer)
+            return try parser.parseMembers()
+        }
+    }
+
     /// Canonical JSON text: object keys sorted by their UTF-8 bytes, no white space.
     ///
     /// The same value always gives the same text, on every machine.
@@ -109,6 +126,46 @@ struct JSONParser {
         skipSpace()
         guard offset == bytes.count else { throw fail("unexpected text after the value") }
         return value
+    }
+
+    /// A whole document that is an object, member by member, names as written (see ``Value/jsonMembers(_:)``).
+    mutating func parseMembers() throws -> [(name: String, value: Value)] {
+        guard bytes.count <= CoreLimits.jsonBytesMax else {
+            throw CoreError.invalidJSON(offset: 0, reason: "text is larger than \(CoreLimits.jsonBytesMax) bytes")
+        }
+        skipSpace()
+        guard offset < bytes.count, bytes[offset] == UInt8(ascii: "{") else { throw fail("expected an object") }
+        offset += 1
+        var members: [(name: String, value: Value)] = []
+        skipSpace()
+        if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") {
+            offset += 1
+        } else {
+            while true {
+                skipSpace()
+                guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw fail("expected a name") }
+                let name = try parseString()
+                skipSpace()
+                guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                offset += 1
+                skipSpace()
+                let value = try parseValue(path: [])
+                members.removeAll { $0.name == name }
+                members.append((name, value))
+                skipSpace()
+                guard offset < bytes.count else { throw fail("unexpected end of text in object") }
+                if bytes[offset] == UInt8(ascii: ",") {
+                    offset += 1
+                    continue
+                }
+                guard bytes[offset] == UInt8(ascii: "}") else { throw fail("expected ',' or '}'") }
+                offset += 1
+                break
+            }
+        }
+        skipSpace()
+        guard offset == bytes.count else { throw fail("unexpected text after the object") }
+        return members
     }
 
     func fail(_ reason: String) -> CoreError { .invalidJSON(offset: offset, reason: reason) }

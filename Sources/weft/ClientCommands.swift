@@ -145,6 +145,15 @@ enum ClientInput {
         }
     }
 
+    /// The members of a JSON object, names as written (a merge reads them as relative paths).
+    static func members(_ text: String) throws -> [(name: String, value: Value)] {
+        do {
+            return try Value.jsonMembers(text)
+        } catch {
+            throw ClientFailure(code: .usage, "merge takes a JSON object of children; \(text) is not one: \(error)")
+        }
+    }
+
     static func number(_ text: String) throws -> Number {
         guard let number = Number(try json(text)) else {
             throw ClientFailure(code: .usage, "\(text) is not a number")
@@ -207,16 +216,14 @@ struct MergeCommand: AsyncParsableCommand {
         commandName: "merge", abstract: "Set the listed children of a path, keeping the others.")
     @OptionGroup var options: ClientOptions
     @Argument(help: "The path.") var path: String
-    @Argument(help: "A JSON object of children (keys may be relative paths such as \"a/b\").") var json: String
+    @Argument(help: "A JSON object of children (names may be relative paths such as \"a/b\"; null deletes).") var json:
+        String
 
     func run() async throws {
         await runClient(options) { client in
-            guard case .object(let children) = try ClientInput.json(json) else {
-                throw ClientFailure(code: .usage, "merge takes a JSON object, got \(json)")
-            }
             var merged: [MergeChild] = []
-            for (key, value) in children.sorted(by: { $0.key.text < $1.key.text }) {
-                merged.append(MergeChild(relative: try ClientInput.path(key.text), value: value))
+            for (name, value) in try ClientInput.members(json) {
+                merged.append(MergeChild(relative: try ClientInput.path(name), value: value))
             }
             try await client.request(.merge(try ClientInput.path(path), merged))
             ClientInput.printJSON(.object(["ok": .bool(true)]))

@@ -41,6 +41,11 @@ import Testing
         let get = try Self.client(hub, name: "hub", ["get", "/users/ada"])
         #expect(get.status == 0)
         #expect(get.stdout == #"{"born":1815,"name":"Ada"}"#)
+        // A merge's names are relative paths, and null deletes.
+        let deep = try Self.client(hub, name: "hub", ["merge", "/users/ada", #"{"work/year":1843,"born":null}"#])
+        #expect(deep.status == 0)
+        #expect(
+            try Self.client(hub, name: "hub", ["get", "/users/ada"]).stdout == #"{"name":"Ada","work":{"year":1843}}"#)
         #expect(try Self.client(hub, name: "hub", ["get", "/nothing"]).stdout == "null")
         #expect(try Self.client(hub, name: "hub", ["status"]).stdout.contains(#""authenticated":true"#))
 

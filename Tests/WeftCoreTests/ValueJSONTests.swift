@@ -321,4 +321,13 @@ import Testing
         #expect(Value.object(normalizing: ["a": .null, "b": .int(1)]) == .object(["b": .int(1)]))
         #expect(Value.object(normalizing: ["a": .null]) == .null)
     }
+    @Test func objectMembersKeepTheirNamesAsWrittenAndTheirNulls() throws {
+        let members = try Value.jsonMembers(#" {"a/b": 1, "c": null, "d": {"e": [true]}, "a/b": 2} "#)
+        #expect(members.map(\.name) == ["c", "d", "a/b"])
+        #expect(members.map(\.value) == [.null, .object(["e": .object(["0": .bool(true)])]), .int(2)])
+        #expect(try Value.jsonMembers("{}").isEmpty)
+        for bad in ["[1]", "1", #"{"a":1"#, #"{"a":1} x"#, #"{"a":{"b.c":1}}"#, #"{"a":1,}"#] {
+            #expect(throws: CoreError.self) { try Value.jsonMembers(bad) }
+        }
+    }
 }
