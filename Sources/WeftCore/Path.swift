@@ -137,8 +137,16 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
     }
 
     /// The text form of a list of keys.
-    static func text<S: Sequence<Key>>(_ keys: S) -> String {
-        let joined = keys.lazy.map(\.text).joined(separator: "/")
-        return "/" + joined
+    static func text(_ keys: some Collection<Key>) -> String {
+        guard !keys.isEmpty else { return "/" }
+        // Built by hand: a lazy map joined is generic code that looks its metadata up on every call, and
+        // stores build a path's text for every row they write.
+        var text = ""
+        text.reserveCapacity(keys.reduce(0) { $0 + 1 + $1.text.utf8.count })
+        for key in keys {
+            text += "/"
+            text += key.text
+        }
+        return text
     }
 }

@@ -93,7 +93,9 @@ enum ValueCheck {
 
 extension Path {
     /// The text form of keys that may not form a valid path (for error messages).
-    static func describe(_ keys: [Key]) -> String { "/" + keys.lazy.map(\.text).joined(separator: "/") }
+    static func describe(_ keys: [Key]) -> String {
+        keys.isEmpty ? "/" : keys.reduce(into: "") { text, key in text += "/" + key.text }
+    }
 }
 
 extension WeftError {
