@@ -91,7 +91,7 @@ public enum Value: Sendable, Hashable {
     /// Value.object(["a": .null, "b": .object([:])]).normalized   // .null
     /// ```
     public var normalized: Value {
-        guard case .object(let children) = self else { return self }
+        guard case .object(let children) = self, !isNormalized else { return self }
         var kept: [Key: Value] = [:]
         kept.reserveCapacity(children.count)
         for (key, child) in children {
@@ -99,6 +99,13 @@ public enum Value: Sendable, Hashable {
             if !normal.isNull { kept[key] = normal }
         }
         return kept.isEmpty ? .null : .object(kept)
+    }
+
+    /// True when no object in this value is empty or holds null: ``normalized`` would return it as is
+    /// (checked without building anything).
+    var isNormalized: Bool {
+        guard case .object(let children) = self else { return true }
+        return !children.isEmpty && children.values.allSatisfy { !$0.isNull && $0.isNormalized }
     }
 
     /// True when a copy of this value's top object is cheap (see ``CoreLimits/snapshotChildrenMax``).

@@ -84,9 +84,11 @@ public struct Workload: Sendable {
 
     /// The `transfer` function: arguments `{"from": key, "to": key, "amount": int}`.
     public static let transfer: FunctionRegistry.Function = { accounts, arguments in
-        guard case .string(let from) = arguments["from"], case .string(let to) = arguments["to"],
-            case .int(let amount) = arguments["amount"], amount > 0, from != to
+        guard case .string(let fromText) = arguments["from"], case .string(let toText) = arguments["to"],
+            case .int(let amount) = arguments["amount"], amount > 0, fromText != toText
         else { return nil }
+        let from = Key(unchecked: fromText)
+        let to = Key(unchecked: toText)
         let balance: Int64
         switch accounts[from] {
         case .int(let value): balance = value
@@ -103,8 +105,8 @@ public struct Workload: Sendable {
         }
         let (sum, overflow) = target.addingReportingOverflow(amount)
         guard !overflow else { return nil }
-        result.write(.int(balance - amount), at: [Key(unchecked: from)][...])
-        result.write(.int(sum), at: [Key(unchecked: to)][...])
+        result.write(.int(balance - amount), at: [from][...])
+        result.write(.int(sum), at: [to][...])
         return result
     }
 
