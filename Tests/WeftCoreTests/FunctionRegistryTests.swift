@@ -5,8 +5,7 @@ import Testing
 @Suite struct FunctionRegistryTests {
     @Test func aFunctionIsFoundByNameAndVersionAndARegistrationReplacesItsTwin() throws {
         var registry = FunctionRegistry()
-        registry.register(name: "double", version: 1) { value, _ in Number(value).map { $0.adding($0)?.value ?? .null }
-        }
+        registry.register(name: "double", version: 1) { _, _ in .int(10) }
         registry.register(name: "double", version: 2) { _, _ in .int(2) }
         registry.register(name: "double", version: 1) { _, _ in .int(1) }
         #expect(registry.function(name: "double", version: 1)?(.int(5), .null) == .int(1))
