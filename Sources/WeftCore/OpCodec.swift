@@ -288,6 +288,11 @@ public enum OpCodec {
         }
     }
 
+    /// The size of a path's encoding, counted without encoding it.
+    public static func byteCount(of path: Path) -> Int {
+        path.keys.reduce(varintByteCount(UInt64(path.depth))) { $0 + byteCount(ofText: $1.text) }
+    }
+
     /// The size of a length-prefixed text (a key, a string).
     public static func byteCount(ofText text: String) -> Int {
         let count = text.utf8.count

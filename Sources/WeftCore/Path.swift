@@ -136,8 +136,8 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
         return lhs.keys.count < rhs.keys.count
     }
 
-    /// The text form of a list of keys.
-    static func text(_ keys: some Collection<Key>) -> String {
+    /// The text form of a list of keys, which need not form a valid path (for error messages).
+    public static func text(_ keys: some Collection<Key>) -> String {
         guard !keys.isEmpty else { return "/" }
         // Built by hand: a lazy map joined is generic code that looks its metadata up on every call, and
         // stores build a path's text for every row they write.

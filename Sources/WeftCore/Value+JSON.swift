@@ -117,55 +117,66 @@ struct JSONParser {
 
     init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
-    mutating func parseDocument() throws -> Value {
-        guard bytes.count <= CoreLimits.jsonBytesMax else {
-            throw CoreError.invalidJSON(offset: 0, reason: "text is larger than \(CoreLimits.jsonBytesMax) bytes")
-        }
-        skipSpace()
-        let value = try parseValue(path: [])
-        skipSpace()
-        guard offset == bytes.count else { throw fail("unexpected text after the value") }
-        return value
-    }
+    mutating func parseDocument() throws -> Value { try parseWhole { try $0.parseValue(path: []) } }
 
     /// A whole document that is an object, member by member, names as written (see ``Value/jsonMembers(_:)``).
     mutating func parseMembers() throws -> [(name: String, value: Value)] {
+        try parseWhole { parser in
+            guard parser.offset < parser.bytes.count, parser.bytes[parser.offset] == UInt8(ascii: "{") else {
+                throw parser.fail("expected an object")
+            }
+            var members: [(name: String, value: Value)] = []
+            try parser.forEachMember(named: { $0 }) { parser, name in
+                let value = try parser.parseValue(path: [])
+                members.removeAll { $0.name == name }
+                members.append((name, value))
+            }
+            return members
+        }
+    }
+
+    /// The whole text read by `read`: within the size limit, with nothing but white space around it.
+    private mutating func parseWhole<T>(_ read: (inout JSONParser) throws -> T) throws -> T {
         guard bytes.count <= CoreLimits.jsonBytesMax else {
             throw CoreError.invalidJSON(offset: 0, reason: "text is larger than \(CoreLimits.jsonBytesMax) bytes")
         }
         skipSpace()
-        guard offset < bytes.count, bytes[offset] == UInt8(ascii: "{") else { throw fail("expected an object") }
+        let result = try read(&self)
+        skipSpace()
+        guard offset == bytes.count else { throw fail("unexpected text after the value") }
+        return result
+    }
+
+    /// Reads an object from its `{` to its `}`: each member's name goes through `name` (which may refuse
+    /// it), then `member` reads its value.
+    mutating func forEachMember<Name>(
+        named name: (String) throws -> Name, _ member: (inout JSONParser, Name) throws -> Void
+    ) throws {
         offset += 1
-        var members: [(name: String, value: Value)] = []
         skipSpace()
         if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") {
             offset += 1
-        } else {
-            while true {
-                skipSpace()
-                guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw fail("expected a name") }
-                let name = try parseString()
-                skipSpace()
-                guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-                offset += 1
-                skipSpace()
-                let value = try parseValue(path: [])
-                members.removeAll { $0.name == name }
-                members.append((name, value))
-                skipSpace()
-                guard offset < bytes.count else { throw fail("unexpected end of text in object") }
-                if bytes[offset] == UInt8(ascii: ",") {
-                    offset += 1
-                    continue
-                }
-                guard bytes[offset] == UInt8(ascii: "}") else { throw fail("expected ',' or '}'") }
-                offset += 1
-                break
-            }
+            return
         }
-        skipSpace()
-        guard offset == bytes.count else { throw fail("unexpected text after the object") }
-        return members
+        while true {
+            skipSpace()
+            guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw fail("expected a key") }
+            let named = try name(parseString())
+            skipSpace()
+            guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            offset += 1
+            skipSpace()
+            try member(&self, named)
+            skipSpace()
+            guard offset < bytes.count else { throw fail("unexpected end of text in object") }
+            if bytes[offset] == UInt8(ascii: ",") {
+                offset += 1
+                continue
+            }
+            guard bytes[offset] == UInt8(ascii: "}") else { throw fail("expected ',' or '}'") }
+            offset += 1
+            return
+        }
     }
 
     func fail(_ reason: String) -> CoreError { .invalidJSON(offset: offset, reason: reason) }
@@ -225,38 +236,17 @@ struct JSONParser {
     mutating func parseObject(path: [Key]) throws -> Value {
         try enter(path: path)
         defer { depth -= 1 }
-        offset += 1
         var children: [Key: Value] = [:]
-        skipSpace()
-        if offset < bytes.count, bytes[offset] == UInt8(ascii: "}") {
-            offset += 1
-            return .null
-        }
-        while true {
-            skipSpace()
-            guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw fail("expected a key") }
-            let key = try Key(validating: parseString())
-            skipSpace()
-            guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-            offset += 1
-            skipSpace()
-            let child = try parseValue(path: path + [key])
+        try forEachMember(named: { try Key(validating: $0) }) { parser, key in
+            let child = try parser.parseValue(path: path + [key])
             if child.isNull {
                 children.removeValue(forKey: key)
             } else {
-                try checkDepth(of: path, key: key)
+                try parser.checkDepth(of: path, key: key)
                 children[key] = child
             }
-            skipSpace()
-            guard offset < bytes.count else { throw fail("unexpected end of text in object") }
-            if bytes[offset] == UInt8(ascii: ",") {
-                offset += 1
-                continue
-            }
-            guard bytes[offset] == UInt8(ascii: "}") else { throw fail("expected ',' or '}'") }
-            offset += 1
-            return children.isEmpty ? .null : .object(children)
         }
+        return children.isEmpty ? .null : .object(children)
     }
 
     mutating func parseArray(path: [Key]) throws -> Value {

@@ -44,7 +44,7 @@ enum SnapshotChunker {
         precondition(entryBytesMax > 0, "entries need a positive budget")
         var entries: [SnapshotEntry] = []
         guard !value.isNull else { return entries }
-        split(value, at: .root, size: byteCount(of: value), budget: entryBytesMax, into: &entries)
+        split(value, at: .root, size: OpCodec.byteCount(of: value), budget: entryBytesMax, into: &entries)
         return entries
     }
 
@@ -56,13 +56,15 @@ enum SnapshotChunker {
             return
         }
         // A group is an object holding some of the children: a tag, a count, then the members.
-        func objectSize(count: Int, membersSize: Int) -> Int { 1 + varintByteCount(UInt64(count)) + membersSize }
+        func objectSize(count: Int, membersSize: Int) -> Int {
+            1 + OpCodec.varintByteCount(UInt64(count)) + membersSize
+        }
         var group: [Key: Value] = [:]
         var groupSize = 0
         for key in children.keys.sorted() {
             let child = children[key]!
-            let childSize = byteCount(of: child)
-            let memberSize = byteCount(ofKey: key) + childSize
+            let childSize = OpCodec.byteCount(of: child)
+            let memberSize = OpCodec.byteCount(ofText: key.text) + childSize
             if objectSize(count: 1, membersSize: memberSize) > budget {
                 guard let childPath = try? path.child(key) else { preconditionFailure("a stored key is invalid") }
                 split(child, at: childPath, size: childSize, budget: budget, into: &entries)
@@ -81,18 +83,9 @@ enum SnapshotChunker {
 
     // MARK: - Sizes
 
-    static func varintByteCount(_ value: UInt64) -> Int { OpCodec.varintByteCount(value) }
-
-    static func byteCount(ofKey key: Key) -> Int { OpCodec.byteCount(ofText: key.text) }
-
-    /// Size of `value` in ``OpCodec``'s value encoding.
-    static func byteCount(of value: Value) -> Int { OpCodec.byteCount(of: value) }
-
     /// Size of an entry as written in a chunk.
     static func byteCount(of entry: SnapshotEntry) -> Int {
-        var total = varintByteCount(UInt64(entry.path.depth))
-        for key in entry.path.keys { total += byteCount(ofKey: key) }
-        return total + byteCount(of: entry.value)
+        OpCodec.byteCount(of: entry.path) + OpCodec.byteCount(of: entry.value)
     }
 
     // MARK: - Coding
@@ -121,9 +114,7 @@ enum SnapshotChunker {
 
     /// Size of a compacted touch as written in a touch frame.
     static func byteCount(of touch: CompactedTouch) -> Int {
-        var total = varintByteCount(UInt64(touch.path.depth))
-        for key in touch.path.keys { total += byteCount(ofKey: key) }
-        return total + 8 + varintByteCount(touch.sequence)
+        OpCodec.byteCount(of: touch.path) + 8 + OpCodec.varintByteCount(touch.sequence)
     }
 
     static func write(_ touch: CompactedTouch, to writer: inout ByteWriter) {

@@ -43,7 +43,7 @@ import WeftCore
         for _ in 0..<40 {
             let tree = Self.randomTree(&generator)
             for entry in SnapshotChunker.entries(of: tree, entryBytesMax: budget) {
-                let size = SnapshotChunker.byteCount(of: entry.value)
+                let size = OpCodec.byteCount(of: entry.value)
                 #expect(size <= budget || !entry.value.isObject, "an object entry of \(size) bytes")
             }
         }
@@ -59,7 +59,7 @@ import WeftCore
         var generator = SeededGenerator(seed: 5)
         for _ in 0..<100 {
             let tree = Self.randomTree(&generator)
-            #expect(SnapshotChunker.byteCount(of: tree) == OpCodec.encode(tree).count)
+            #expect(OpCodec.byteCount(of: tree) == OpCodec.encode(tree).count)
             let entry = SnapshotEntry(path: try! Path("/a/bé/c"), value: tree.isNull ? .int(0) : tree)
             var writer = ByteWriter()
             SnapshotChunker.write(entry, to: &writer)

@@ -40,7 +40,7 @@ enum RawJSON {
         }
         throw WeftError(
             .invalidJSON, "a value of type \(type(of: any)) is not JSON; use the Encodable overload for it",
-            path: Path.describe(keys))
+            path: Path.text(keys))
     }
 
     /// Swift scalars, matched on their exact type so that Foundation bridging does not turn `1` into `true`.
@@ -82,7 +82,7 @@ enum RawJSON {
 
     private static func finite(_ value: Double, _ keys: [Key]) throws -> Value {
         guard value.isFinite else {
-            throw WeftError(.invalidValue, "numbers must be finite; got \(value)", path: Path.describe(keys))
+            throw WeftError(.invalidValue, "numbers must be finite; got \(value)", path: Path.text(keys))
         }
         return .double(value)
     }
@@ -90,11 +90,11 @@ enum RawJSON {
     private static func object(_ members: some Sequence<(String, Any)>, _ keys: [Key]) throws -> Value {
         var children: [Key: Value] = [:]
         for (name, member) in members {
-            let key = try WeftError.mapping(path: Path.describe(keys)) { try Key(validating: name) }
+            let key = try WeftError.mapping(path: Path.text(keys)) { try Key(validating: name) }
             guard keys.count < CoreLimits.pathDepthMax else {
                 throw WeftError(
                     .invalidPath, "the value reaches deeper than \(CoreLimits.pathDepthMax) levels",
-                    path: Path.describe(keys + [key]))
+                    path: Path.text(keys + [key]))
             }
             let child = try convert(member, keys: keys + [key])
             if !child.isNull { children[key] = child }

@@ -57,14 +57,14 @@ enum ValueCheck {
         case .double(let d):
             bytes += 8
             guard d.isFinite else {
-                throw WeftError(.invalidValue, "numbers must be finite; got \(d)", path: Path.describe(keys))
+                throw WeftError(.invalidValue, "numbers must be finite; got \(d)", path: Path.text(keys))
             }
         case .string(let s):
             let count = s.utf8.count
             guard count <= CoreLimits.stringBytesMax else {
                 throw WeftError(
                     .invalidValue, "a string is \(count) bytes long; at most \(CoreLimits.stringBytesMax) are allowed",
-                    path: Path.describe(keys))
+                    path: Path.text(keys))
             }
             bytes += 5 + count
         case .object(let children):
@@ -73,14 +73,14 @@ enum ValueCheck {
                 guard depth < CoreLimits.pathDepthMax else {
                     throw WeftError(
                         .invalidPath, "the value reaches deeper than \(CoreLimits.pathDepthMax) levels",
-                        path: Path.describe(keys + [key]))
+                        path: Path.text(keys + [key]))
                 }
-                try WeftError.mapping(path: Path.describe(keys)) { try Key.validate(key.text) }
+                try WeftError.mapping(path: Path.text(keys)) { try Key.validate(key.text) }
                 bytes += 5 + key.text.utf8.count
                 try check(child, keys: keys + [key], depth: depth + 1, bytes: &bytes)
             }
         }
-        guard bytes <= valueBytesMax else { throw tooLarge(Path.describe(keys), bytes) }
+        guard bytes <= valueBytesMax else { throw tooLarge(Path.text(keys), bytes) }
     }
 
     private static func tooLarge(_ path: CustomStringConvertible, _ bytes: Int) -> WeftError {
@@ -88,13 +88,6 @@ enum ValueCheck {
             .valueTooLarge,
             "the value needs more than \(bytes) bytes; one write carries at most \(valueBytesMax) (split it into "
                 + "several writes or children)", path: path.description)
-    }
-}
-
-extension Path {
-    /// The text form of keys that may not form a valid path (for error messages).
-    static func describe(_ keys: [Key]) -> String {
-        keys.isEmpty ? "/" : keys.reduce(into: "") { text, key in text += "/" + key.text }
     }
 }
 
