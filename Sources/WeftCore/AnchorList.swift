@@ -95,6 +95,19 @@ extension PathIndex {
             }
         }
 
+        /// Calls `body` with the entries stamped after `stamp`, ascending, until it returns false; true
+        /// when it never did.
+        func allSatisfy(after stamp: Stamp, _ body: (Anchored) -> Bool) -> Bool {
+            guard let tail = last, tail.stamp > stamp else { return true }
+            let start = chunkIndex(firstAbove: stamp, upTo: chunkCount - 1)
+            let position = Self.index(in: chunk(start), firstAbove: stamp)
+            for entry in chunk(start)[position...] where !body(entry) { return false }
+            for later in (start + 1)..<chunkCount {
+                for entry in chunks[later] where !body(entry) { return false }
+            }
+            return true
+        }
+
         /// Calls `body` with the entries stamped at or before `stamp`, descending, until it returns false.
         func reverseForEach(through stamp: Stamp, _ body: (Anchored) -> Bool) {
             guard let tail = last else { return }

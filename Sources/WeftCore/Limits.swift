@@ -36,6 +36,9 @@ public enum CoreLimits {
     /// Ops arriving in one re-fold that a transaction is checked against one by one; with more, the
     /// transaction rule is checked from the log.
     public static let arrivingOpsScanMax = 8
+    /// Later ops of a counter that a late increment's shortcut looks at before it leaves the increment
+    /// to a re-fold.
+    public static let counterWindowMax = 256
     /// Snapshots kept per region.
     public static let snapshotsPerNodeMax = 32
     /// Children an object may have for a re-fold to keep snapshots of it (a snapshot shares the

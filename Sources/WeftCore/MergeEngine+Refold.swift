@@ -337,6 +337,36 @@ extension MergeEngine {
         return .rejected(reason)
     }
 
+    /// Where a rejected batch is indexed as failing. Usually the node of its failing part: a re-fold
+    /// that reaches it decides the batch again as a whole, and one that reaches only its other parts
+    /// decides those before the failing part (``decideRejectedBatch``), which must then know the part.
+    /// The reason names the part's node, not the part: when the batch increments that node twice, with
+    /// a part between them that could make the second fail (a write there, above or below, or an
+    /// increment towards overflow), the batch is indexed at every anchor, so that any re-fold reaching
+    /// it decides it as a whole.
+    func failingAnchors(of op: Op, reason: Rejection) -> [Path] {
+        guard let failing = reason.path else { return [] }
+        guard case .batch(let writes) = op.kind, Self.failingPartIsUncertain(writes, at: failing, reason: reason)
+        else { return [failing] }
+        return op.anchors
+    }
+
+    /// True when more than one increment of `failing` in `writes` may be the one that failed.
+    static func failingPartIsUncertain(_ writes: [Write], at failing: Path, reason: Rejection) -> Bool {
+        var increments = 0
+        var touchedSinceFirst = false
+        for write in writes {
+            if case .increment(let path, _, _) = write, path == failing {
+                if increments > 0, touchedSinceFirst { return true }
+                increments += 1
+            } else if increments > 0, write.path.isRelated(to: failing) {
+                touchedSinceFirst = true
+            }
+        }
+        if case .nonFinite = reason { return increments > 1 }
+        return false
+    }
+
     /// Grows a set of region roots until every rejected batch that a change inside a region could revive
     /// (its failing part is inside), stamped at or after `stamp`, has all its anchors inside regions: it
     /// is decided again as a whole.

@@ -12,19 +12,31 @@ extension MergeEngine {
         base.hasScalar(above: path.keys[...])
     }
 
-    /// An integer increment arriving among later increments of the same counter (and nothing else
-    /// later around it): integer addition commutes, so the counter moves by exactly this step, or by
-    /// the difference of starting values when it now precedes the increment that met null.
+    /// A late increment on a counter whose later ops it can change only by exact arithmetic, or not at
+    /// all. Either every op of the counter after it is an integer increment (or an op it cannot revive),
+    /// and integer addition commutes: the counter moves by exactly this step, or by the difference of
+    /// starting values when it now precedes the increment that met null. Or a later op writes the whole
+    /// counter (a set, a merge child, an applied batch's set, a transaction whose origin had seen this
+    /// increment): every op in between sees a number either way and decides as before, and the counter
+    /// is the same from there on.
     func applyCounterShortcut(_ op: Op, probe: PathIndex.Probe, report: inout ApplyReport) -> Bool {
-        // Every own op after this one is an increment (no other kind is stamped after it here), so the
-        // next one is: its body is read only when its starting value matters (it met null).
-        guard case .increment(.int(let by), .int(let from)) = op.kind, let node = probe.node,
+        guard case .increment(let by, let from) = op.kind, let node = probe.node,
             !probe.laterAbove, !probe.scalarAbove,
             node.descendantMax.map({ $0 <= op.stamp }) ?? true,
-            node.ownNonIncrementMax.map({ $0 < op.stamp }) ?? true,
             let nextAnchored = node.ownFirst(after: op.stamp), isLogged(nextAnchored),
             !hasScalarAboveInBase(op.path)
         else { return false }
+        let bound = CounterWindow.bound
+        let window: CounterWindow
+        if node.ownNonIncrementMax.map({ $0 < op.stamp }) ?? true, node.incrementMagnitude < bound {
+            // Every own op after this one is an integer increment (no other kind is stamped after it
+            // here, and no other increment ever came), so the next one is: its body is read only when
+            // its starting value matters (it met null).
+            window = CounterWindow(hidden: false, integral: true, magnitude: node.incrementMagnitude)
+        } else {
+            guard let walked = counterWindow(after: op, by: by, node: node) else { return false }
+            window = walked
+        }
         let nextStamp = nextAnchored.stamp
         let nextOutcome = unusualOutcomes[nextStamp] ?? .applied
         if case .rejected(.notANumber) = nextOutcome {
@@ -32,10 +44,23 @@ extension MergeEngine {
             record(.rejected(.notANumber(op.path)), of: op, report: &report)
             return true
         }
-        // Every prefix sum stays far from overflow, so the order of the additions does not matter.
-        let bound: UInt64 = 1 << 61
-        guard nextOutcome == .applied, node.incrementMagnitude < bound, from.magnitude < bound else { return false }
+        guard nextOutcome == .applied else { return false }
         let nextMetNull = incrementsFromNull.contains(nextStamp)
+        if window.hidden {
+            // Only which increment met null changes. Steps this small keep every sum finite: near the
+            // largest doubles they vanish in rounding, elsewhere they are far from it.
+            guard CounterWindow.isSmall(by), CounterWindow.isSmall(from) else { return false }
+            if nextMetNull {
+                incrementsFromNull.remove(nextStamp)
+                incrementsFromNull.insert(op.stamp)
+            }
+            record(.applied, of: op, report: &report)
+            return true
+        }
+        // Every prefix sum stays far from overflow, so the order of the additions does not matter.
+        guard window.integral, case .int(let by) = by, case .int(let from) = from, window.magnitude < bound,
+            from.magnitude < bound
+        else { return false }
         var nextFromInt: Int64 = 0
         if nextMetNull {
             guard let next = logged(nextAnchored), case .increment(_, .int(let nextFrom)) = next.kind,
@@ -65,6 +90,98 @@ extension MergeEngine {
         return true
     }
 
+    /// What the ops of a counter after a late increment let the increment change.
+    struct CounterWindow {
+        /// Integer sums the shortcut adds stay below this magnitude: no prefix of them overflows.
+        static let bound: UInt64 = 1 << 61
+        /// A later op writes the whole counter, and its outcome does not depend on the increment: the
+        /// increment's effect ends there.
+        var hidden: Bool
+        /// Every increment up to that op (or to now), the late one included, is an integer increment.
+        var integral: Bool
+        /// Sum of the magnitudes of those increments (saturating).
+        var magnitude: UInt64
+
+        /// A step (or starting value) small enough that adding it to any finite number stays finite.
+        static func isSmall(_ number: Number) -> Bool { number.doubleValue.magnitude < Double(bound) }
+
+        /// Takes in an increment of the counter before the whole write; false when it is too large to
+        /// keep sums finite.
+        mutating func add(_ by: Number) -> Bool {
+            guard Self.isSmall(by) else { return false }
+            if case .double = by { integral = false }
+            let size = by.magnitudeBound
+            magnitude = magnitude > UInt64.max - size ? .max : magnitude + size
+            return true
+        }
+    }
+
+    /// Walks the ops of a late increment's counter stamped after it. Nil when one of them would decide
+    /// differently with the increment in place, or uses the counter in a way the shortcut does not
+    /// model: the next op is not an increment (the counter's value at the late one is unknown), a call,
+    /// an applied transaction whose origin had not seen the increment (the transaction rule rejects it
+    /// now; after the whole write too, since the rule counts every op that touched its path), an
+    /// increment not applied, a batch rejected at the counter, or more ops than the walk looks at.
+    func counterWindow(after op: Op, by: Number, node: PathIndex.Node) -> CounterWindow? {
+        guard node.callCount == 0 else { return nil }
+        var window = CounterWindow(hidden: false, integral: true, magnitude: 0)
+        guard window.add(by) else { return nil }
+        var walked = 0
+        var valuesMatter = true
+        var finished = false
+        let complete = node.own.allSatisfy(after: op.stamp) { anchored in
+            walked += 1
+            guard walked <= CoreLimits.counterWindowMax, let other = logged(anchored) else { return false }
+            let outcome = unusualOutcomes[other.stamp] ?? .applied
+            if walked == 1 {
+                guard case .increment = other.kind else { return false }
+                // A next increment not applied met a non-number, or overflowed: no value in between.
+                if outcome != .applied { valuesMatter = false }
+            }
+            if case .transaction(let read, _) = other.kind {
+                // A stale transaction stays stale.
+                guard outcome == .applied else { return true }
+                guard read.contains(origin: op.origin, sequence: op.sequence) else { return false }
+                window.hidden = true
+            } else if !window.hidden, valuesMatter {
+                switch other.kind {
+                case .increment(let step, _):
+                    guard outcome == .applied, window.add(step) else { return false }
+                case .set, .merge:
+                    // Anchored here: a set of the counter or a merge child at it.
+                    window.hidden = true
+                case .batch(let writes):
+                    if case .rejected(let reason) = outcome {
+                        // Failed elsewhere, by a part this counter does not reach: it writes nothing.
+                        guard let failing = reason.path, failing != op.path else { return false }
+                        return true
+                    }
+                    for write in writes {
+                        switch write {
+                        case .set(let path, _): if path == op.path { window.hidden = true }
+                        case .merge(let base, let children):
+                            if children.contains(where: { base.keys + $0.relative.keys == op.path.keys }) {
+                                window.hidden = true
+                            }
+                        case .increment(let path, let step, _):
+                            if path == op.path, !window.add(step) { return false }
+                        }
+                    }
+                case .transaction, .call: return false
+                }
+            } else if case .call = other.kind {
+                return false
+            }
+            if window.hidden || !valuesMatter, node.subtreeTransactionMax.map({ $0 <= other.stamp }) ?? true {
+                // No transaction after this op: nothing left that the increment could change.
+                finished = true
+                return false
+            }
+            return true
+        }
+        return complete || finished ? window : nil
+    }
+
     /// A blind write (set or merge) whose node is overwritten by a later blind write of the whole node
     /// before anything else could see it: it changes nothing now, and no outcome depends on it.
     func isHiddenByLaterSet(_ op: Op, probe: PathIndex.Probe) -> Bool {
@@ -74,7 +191,8 @@ extension MergeEngine {
         }
         guard let node = probe.node else { return false }
         return isHidden(
-            at: op.anchors[0], node: node, stamp: op.stamp, laterAbove: probe.laterAbove, scalarAbove: probe.scalarAbove)
+            at: op.anchors[0], node: node, stamp: op.stamp, laterAbove: probe.laterAbove, scalarAbove: probe.scalarAbove
+        )
     }
 
     /// True when a blind write of the node at `path` stamped `stamp` is overwritten by the next op there
@@ -91,7 +209,9 @@ extension MergeEngine {
     }
 
     /// True when `op` is an applied blind write of the whole node at `path` (a set of it, a merge child at
-    /// it, or such a part of an applied batch).
+    /// it, or such a part of an applied batch) whose outcome does not depend on what the node held: a
+    /// batch must write the node wholly before any of its increments reads it (an increment there would
+    /// fail on a value the hidden write leaves).
     func writesWholly(_ op: Op, at path: Path) -> Bool {
         switch op.kind {
         case .set: return op.path == path
@@ -103,7 +223,7 @@ extension MergeEngine {
                 case .set(let target, _): if target == path { return true }
                 case .merge(let base, let children):
                     for child in children where base.keys + child.relative.keys == path.keys { return true }
-                case .increment: continue
+                case .increment(let target, _, _): if target.isRelated(to: path) { return false }
                 }
             }
             return false

@@ -422,11 +422,15 @@ public final class MergeEngine {
         }
         if case .batch = op.kind, previous != outcome {
             // Index rejected batches by the node that failed them: only a change there can revive one.
-            if case .rejected(let reason) = previous, let path = reason.path {
-                index.setFailing(false, batch: op.stamp, at: path.keys[...])
+            if case .rejected(let reason) = previous {
+                for path in failingAnchors(of: op, reason: reason) {
+                    index.setFailing(false, batch: op.stamp, at: path.keys[...])
+                }
             }
-            if case .rejected(let reason) = outcome, let path = reason.path {
-                index.setFailing(true, batch: op.stamp, at: path.keys[...])
+            if case .rejected(let reason) = outcome {
+                for path in failingAnchors(of: op, reason: reason) {
+                    index.setFailing(true, batch: op.stamp, at: path.keys[...])
+                }
             }
         }
         report.outcomes[op.stamp] = outcome

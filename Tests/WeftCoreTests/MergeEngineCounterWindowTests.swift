@@ -1,0 +1,227 @@
+import PropertyBased
+import Testing
+
+@testable import WeftCore
+
+/// The counter shortcut for a late increment: later increments add up in any order, and a later whole
+/// write of the counter ends the increment's effect, unless an op in between or a transaction anywhere
+/// after it decides differently with the increment in place. The engine must land on the reference fold
+/// either way; these tests also check which road it took.
+@Suite struct MergeEngineCounterWindowTests {
+    typealias Origin = MergeEngineCutTests.Origin
+
+    static let one = OpKind.increment(by: .int(1), from: .int(0))
+    static let quarter = OpKind.increment(by: .double(0.25), from: .int(0))
+
+    /// Applies `ops` in order, each its own batch, and checks state and outcomes against the fold.
+    func expectFold(_ ops: [Op], engine: MergeEngine) {
+        for op in ops { engine.apply([op]) }
+        let expected = ReferenceFold.fold(ops, registry: FunctionRegistry())
+        #expect(engine.state == expected.state)
+        for op in ops { #expect(engine.outcome(of: op.stamp) == expected.outcomes[op.stamp], "\(op.stamp)") }
+    }
+
+    @Test func aLateIncrementHiddenByALaterSetTakesTheShortcut() throws {
+        var a = Origin(1)
+        var c = Origin(3)
+        // A double increment makes the counter a double: order-free integer sums no longer apply, but
+        // the set at 20 ends the late increment's effect.
+        var ops = [try a.op(at: 10, "/counters/c", Self.one), try a.op(at: 11, "/counters/c", Self.quarter)]
+        for millis in 12...19 { ops.append(try a.op(at: UInt64(millis), "/counters/c", Self.one)) }
+        ops.append(try a.op(at: 20, "/counters/c", .set(.int(5))))
+        for millis in 21...25 { ops.append(try a.op(at: UInt64(millis), "/counters/c", Self.one)) }
+        ops.append(try c.op(at: 15, "/counters/c", Self.one))
+        let engine = MergeEngine(registry: FunctionRegistry())
+        expectFold(ops, engine: engine)
+        #expect(engine.state.value(at: try Path("/counters/c")) == .int(10))
+        #expect(engine.statistics.counterShortcuts == 1)
+        #expect(engine.statistics.refolds == 0)
+    }
+
+    @Test func aTransactionThatHadSeenTheLateIncrementHidesIt() throws {
+        var a = Origin(1)
+        var c = Origin(3)
+        let late = try c.op(at: 5, "/counters/c", Self.one)
+        var ops = [try a.op(at: 1, "/counters/c", Self.quarter)]
+        for millis in 6...9 { ops.append(try a.op(at: UInt64(millis), "/counters/c", Self.one)) }
+        ops.append(
+            try a.op(
+                at: 12, "/counters/c", .transaction(read: VersionVector([a.id: a.sequence, c.id: 1]), result: .int(3))))
+        ops.append(try a.op(at: 13, "/counters/c", Self.one))
+        ops.append(late)
+        let engine = MergeEngine(registry: FunctionRegistry())
+        expectFold(ops, engine: engine)
+        #expect(engine.state.value(at: try Path("/counters/c")) == .int(4))
+        #expect(engine.statistics.counterShortcuts == 1)
+        #expect(engine.statistics.refolds == 0)
+    }
+
+    @Test func aTransactionAfterTheWholeWriteThatHadNotSeenTheIncrementIsRejected() throws {
+        var a = Origin(1)
+        var b = Origin(2)
+        var c = Origin(3)
+        var ops = [try a.op(at: 1, "/counters/c", Self.quarter)]
+        for millis in 6...9 { ops.append(try a.op(at: UInt64(millis), "/counters/c", Self.one)) }
+        ops.append(try a.op(at: 10, "/counters/c", .set(.int(0))))
+        // Past the set, but its origin had not seen c's op stamped 5: the rule rejects it now.
+        let stale = try b.op(
+            at: 15, "/counters/c", .transaction(read: VersionVector([a.id: a.sequence]), result: .int(100)))
+        ops.append(stale)
+        ops.append(try c.op(at: 5, "/counters/c", Self.one))
+        let engine = MergeEngine(registry: FunctionRegistry())
+        expectFold(ops, engine: engine)
+        #expect(engine.outcome(of: stale.stamp) == .rejected(.staleRead(try Path("/counters/c"))))
+        #expect(engine.state.value(at: try Path("/counters/c")) == .int(0))
+        #expect(engine.statistics.counterShortcuts == 0)
+    }
+
+    @Test func batchesAtTheCounterAddUpOrHideIt() throws {
+        var a = Origin(1)
+        var c = Origin(3)
+        let counter = try Path("/counters/c")
+        let text = try Path("/text")
+        var ops = [
+            try a.op(at: 1, "/text", .set(.string("not a number"))),
+            try a.op(at: 2, "/counters/c", Self.quarter),
+            try a.op(at: 6, "/counters/c", Self.one),
+            // Applied, with an increment of the counter: the late increment moves what it sees.
+            try a.op(
+                at: 7, "/",
+                .batch([.increment(counter, by: .int(2), from: .int(0)), .set(try Path("/other"), .int(1))])),
+            // Rejected by its part at /text, which the counter does not reach: it writes nothing.
+            try a.op(
+                at: 8, "/",
+                .batch([.increment(counter, by: .int(2), from: .int(0)), .increment(text, by: .int(1), from: .int(0))])),
+            // Applied, and it sets the counter: the late increment's effect ends here.
+            try a.op(at: 9, "/", .batch([.set(counter, .int(40)), .increment(counter, by: .int(2), from: .int(0))])),
+            try a.op(at: 10, "/counters/c", Self.one),
+        ]
+        ops.append(try c.op(at: 5, "/counters/c", Self.one))
+        let engine = MergeEngine(registry: FunctionRegistry())
+        expectFold(ops, engine: engine)
+        #expect(engine.state.value(at: counter) == .int(43))
+        #expect(engine.statistics.counterShortcuts == 1)
+        #expect(engine.statistics.refolds == 0)
+    }
+
+    @Test func anIntegerCounterMovesPastARejectedTransaction() throws {
+        var a = Origin(1)
+        var b = Origin(2)
+        var c = Origin(3)
+        var ops = [try a.op(at: 1, "/counters/c", Self.one), try a.op(at: 6, "/counters/c", Self.one)]
+        // b had not seen a's op at 6: rejected, and it stays rejected with one more op it had not seen.
+        ops.append(
+            try b.op(at: 7, "/counters/c", .transaction(read: VersionVector([a.id: 1]), result: .string("x"))))
+        ops.append(try a.op(at: 8, "/counters/c", Self.one))
+        ops.append(try c.op(at: 5, "/counters/c", .increment(by: .int(10), from: .int(0))))
+        let engine = MergeEngine(registry: FunctionRegistry())
+        expectFold(ops, engine: engine)
+        #expect(engine.state.value(at: try Path("/counters/c")) == .int(13))
+        #expect(engine.statistics.counterShortcuts == 1)
+        #expect(engine.statistics.refolds == 0)
+    }
+
+    @Test func theIncrementThatMeetsNullMovesToTheLateOne() throws {
+        var a = Origin(1)
+        var c = Origin(3)
+        var ops = [try a.op(at: 6, "/counters/c", .increment(by: .int(1), from: .int(100)))]
+        ops.append(try a.op(at: 7, "/counters/c", Self.quarter))
+        ops.append(try a.op(at: 8, "/counters/c", .set(.int(0))))
+        ops.append(try a.op(at: 9, "/counters/c", Self.one))
+        // Hidden by the set at 8: it now meets null instead of the op at 6...
+        ops.append(try c.op(at: 5, "/counters/c", .increment(by: .int(3), from: .int(50))))
+        // ...which an even later arrival, also before it, must know.
+        var d = Origin(4)
+        ops.append(try d.op(at: 4, "/counters/c", .increment(by: .int(2), from: .int(7))))
+        let engine = MergeEngine(registry: FunctionRegistry())
+        expectFold(ops, engine: engine)
+        #expect(engine.incrementsFromNull == [ops[5].stamp])
+        #expect(engine.statistics.counterShortcuts == 2)
+    }
+
+    /// Random traffic on one counter and its neighbours, with every kind of op the window walk reads,
+    /// delivered in random orders: the engine equals the fold whatever road each increment took.
+    @Test func randomCounterTrafficEqualsTheReferenceFold() async {
+        await propertyCheck(count: 500, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            let ops = Self.counterTraffic(seed: UInt64(seed), count: 40 + seed % 80)
+            let expected = ReferenceFold.fold(ops, registry: FunctionRegistry())
+            var rng = SeededGenerator(seed: UInt64(seed) ^ 0x5EED)
+            for _ in 0..<3 {
+                let engine = MergeEngine(registry: FunctionRegistry())
+                MergeEnginePropertyTests.deliver(ops, rng: &rng, engine: engine)
+                #expect(engine.state == expected.state, "seed \(seed)")
+                for op in ops { #expect(engine.outcome(of: op.stamp) == expected.outcomes[op.stamp], "seed \(seed)") }
+            }
+        }
+    }
+
+    /// Ops of three origins on `/c` (the counter), `/t` (text or number) and `/n`: increments of every
+    /// size (integers near the shortcut's bound, doubles that round, huge doubles), sets of numbers and
+    /// other values, transactions with lagging read vectors, batches that may fail at `/t`, and merges.
+    static func counterTraffic(seed: UInt64, count: Int) -> [Op] {
+        var rng = SeededGenerator(seed: seed)
+        let origins = (1...3).map { ReplicaID(rawValue: UInt64($0) * 1_000_003) ?? ReplicaID(rawValue: 1)! }
+        var made: [[Stamp]] = [[], [], []]
+        var millis: [UInt64] = [0, 0, 0]
+        let counter = Path(uncheckedKeys: ["c"])
+        let text = Path(uncheckedKeys: ["t"])
+        func step() -> Number {
+            switch rng.below(10) {
+            case 0: return .double([0.25, 0.1, -1.5, 1e300, 3e-5][Int(rng.below(5))])
+            case 1: return .int([Int64(1) << 60, -(Int64(1) << 60), Int64.max / 2][Int(rng.below(3))])
+            default: return .int(Int64(rng.below(9)) - 3)
+            }
+        }
+        func scalar() -> Value {
+            switch rng.below(5) {
+            case 0: return .string("s")
+            case 1: return .null
+            case 2: return .double(1.5)
+            default: return .int(Int64(rng.below(100)))
+            }
+        }
+        var ops: [Op] = []
+        for _ in 0..<count {
+            let writer = Int(rng.below(3))
+            millis[writer] += 1 + rng.below(4)
+            let sequence = UInt64(made[writer].count + 1)
+            let stamp = Stamp(millis: 1_000 + millis[writer], counter: UInt16(sequence), replica: origins[writer])
+            made[writer].append(stamp)
+            let kind: OpKind
+            var path = counter
+            switch rng.below(20) {
+            case 0..<11: kind = .increment(by: step(), from: rng.chance(0.7) ? .int(0) : .int(100))
+            case 11, 12: kind = .set(scalar())
+            case 13, 14:
+                var entries: [ReplicaID: UInt64] = [:]
+                for (index, stamps) in made.enumerated() where !stamps.isEmpty {
+                    entries[origins[index]] =
+                        index == writer
+                        ? UInt64(stamps.count - 1) : UInt64(stamps.count) - min(rng.below(4), UInt64(stamps.count))
+                }
+                kind = .transaction(read: VersionVector(entries.filter { $0.value > 0 }), result: scalar())
+            case 15, 16:
+                var writes: [Write] = [.increment(counter, by: step(), from: .int(0))]
+                if rng.chance(0.5) { writes.append(.increment(text, by: .int(1), from: .int(0))) }
+                if rng.chance(0.3) { writes.append(.set(counter, scalar())) }
+                if rng.chance(0.3) { writes.append(.increment(counter, by: step(), from: .int(0))) }
+                rng.shuffle(&writes)
+                kind = .batch(writes)
+                path = .root
+            case 17:
+                kind = .merge([
+                    MergeChild(relative: counter, value: scalar()), MergeChild(relative: text, value: .int(1)),
+                ])
+                path = .root
+            case 18:
+                kind = .set(rng.chance(0.5) ? .string("text") : .int(0))
+                path = text
+            default:
+                kind = .increment(by: step(), from: .int(0))
+                path = Path(uncheckedKeys: ["n"])
+            }
+            ops.append(Op(stamp: stamp, sequence: sequence, path: path, kind: kind))
+        }
+        return ops
+    }
+}
