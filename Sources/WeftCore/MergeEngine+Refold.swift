@@ -221,7 +221,7 @@ extension MergeEngine {
         if arriving.count > CoreLimits.arrivingOpsScanMax { return transactionValidAgainstLog(op, read: read) }
         for other in arriving where other.stamp < op.stamp {
             guard !read.contains(origin: other.origin, sequence: other.sequence) else { continue }
-            if other.anchors.contains(where: { $0.isRelated(to: op.path) }) { return false }
+            if other.hasAnchor(relatedTo: op.path) { return false }
         }
         return true
     }
@@ -257,12 +257,12 @@ extension MergeEngine {
             var sequence = max(read[origin] + 1, originLog.first)
             while sequence <= originLog.last {
                 defer { sequence += 1 }
-                guard let stamp = originLog[sequence] else { continue }
+                guard let stamp = originLog.stamp(at: sequence) else { continue }
                 if stamp >= op.stamp { break }
                 budget -= 1
                 if budget < 0 { return nil }
-                guard let other = logged(stamp) else { continue }
-                if other.anchors.contains(where: { $0.isRelated(to: op.path) }) { return false }
+                guard !isWaiting(stamp), let other = originLog.op(at: sequence) else { continue }
+                if other.hasAnchor(relatedTo: op.path) { return false }
             }
         }
         return true

@@ -256,6 +256,15 @@ extension MergeEngine {
             record(.applied, of: op, report: &report)
             return
         }
+        if refolded.count == 1 {
+            // One child left: re-folded at the end of the batch with the later late ops of its region,
+            // as a single-anchor op is (no pending region is related to the merge's children, or it
+            // would have been re-folded before this op).
+            let root = regionRoot(for: refolded[0], after: op.stamp)
+            pending.append(PendingRefold(root: root, stamp: op.stamp, arriving: [op]))
+            if let position = pending.indices.last { widen(&pending, at: position, to: root) }
+            return
+        }
         flush(&pending, report: &report)
         statistics.refolds += 1
         refold(after: op.stamp, anchors: refolded, arriving: [op], report: &report)

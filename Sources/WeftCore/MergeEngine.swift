@@ -288,7 +288,7 @@ public final class MergeEngine {
     }
 
     /// Makes `root` the root of the pending region at `position`, taking in the regions it contains.
-    private func widen(_ pending: inout [PendingRefold], at position: Int, to root: Path) {
+    func widen(_ pending: inout [PendingRefold], at position: Int, to root: Path) {
         var merged = pending[position]
         merged.root = root
         var kept: [PendingRefold] = []

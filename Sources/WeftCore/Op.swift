@@ -79,6 +79,15 @@ public struct Op: Sendable, Hashable {
         return result
     }
 
+    /// True when some anchor of the op is related to `path` (one is an ancestor-or-self of the other),
+    /// without building the anchors.
+    public func hasAnchor(relatedTo path: Path) -> Bool {
+        switch kind {
+        case .merge, .batch: return containsAnchor { path.isRelated(toJoined: $0, $1) }
+        default: return self.path.isRelated(to: path)
+        }
+    }
+
     /// True when some anchor satisfies `predicate`, which gets each anchor's keys in two parts (a merge
     /// child's anchor is its merge's path, then the child's relative path), so that no anchor is built.
     public func containsAnchor(where predicate: (_ head: [Key], _ tail: [Key]) -> Bool) -> Bool {

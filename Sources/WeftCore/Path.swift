@@ -115,6 +115,16 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// True when one path is an ancestor-or-self of the other: their subtrees overlap.
     public func isRelated(to other: Path) -> Bool { isAncestorOrSelf(of: other) || other.isAncestorOrSelf(of: self) }
 
+    /// True when this path and the path whose keys are `head` then `tail` are related (one is an
+    /// ancestor-or-self of the other), without joining them.
+    public func isRelated(toJoined head: [Key], _ tail: [Key]) -> Bool {
+        let common = min(keys.count, head.count + tail.count)
+        for depth in 0..<common where keys[depth] != (depth < head.count ? head[depth] : tail[depth - head.count]) {
+            return false
+        }
+        return true
+    }
+
     /// The keys of `other` below this path; nil when `other` is not inside this path's subtree.
     public func relativeKeys(of other: Path) -> ArraySlice<Key>? {
         guard isAncestorOrSelf(of: other) else { return nil }
