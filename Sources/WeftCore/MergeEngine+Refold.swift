@@ -6,7 +6,17 @@ extension MergeEngine {
     /// Re-folds the regions that ops stamped after `stamp` at `anchors` can reach, and reports changes
     /// and revised outcomes. `arriving` are the ops just added to the log and not decided yet (the only
     /// ops that can make an earlier-valid transaction stale); their outcomes are always reported.
-    func refold(after stamp: Stamp, anchors: [Path], arriving: [Op], report: inout ApplyReport) {
+    ///
+    /// `stateIsRecorded` says that the state of the regions is the fold of the logged ops other than
+    /// `arriving` with their recorded outcomes (false when an earlier re-fold of the same batch may have
+    /// replayed undecided ops of the batch into them): the re-fold may then stop as soon as the arriving
+    /// ops turn out to write nothing.
+    ///
+    /// - Returns: the roots of every region this re-fold and those it led to rebuilt.
+    @discardableResult
+    func refold(
+        after stamp: Stamp, anchors: [Path], arriving: [Op], stateIsRecorded: Bool, report: inout ApplyReport
+    ) -> [Path] {
         let arrivingStamps = Set(arriving.map(\.stamp))
         var roots = closeRegions(anchors.map { regionRoot(for: $0, after: stamp) }, after: stamp)
         if roots.count > CoreLimits.refoldRegionsMax { roots = [.root] }
@@ -46,7 +56,8 @@ extension MergeEngine {
             }
         }
         var cut = CutSearch(
-            roots: roots, change: stamp, arriving: arriving, arrivingStamps: arrivingStamps, outside: outside)
+            roots: roots, change: stamp, arriving: arriving, arrivingStamps: arrivingStamps, outside: outside,
+            stateIsRecorded: stateIsRecorded)
         for (position, op) in ops.enumerated() {
             replayed += 1
             while let next = pending.first, let point = regions[next].start, point < op.stamp {
@@ -109,9 +120,13 @@ extension MergeEngine {
             if capturesChanges { report.changes.append(Change(path: root, old: old, new: new)) }
         }
         // A batch that no longer applies must also be taken back where it wrote outside these regions.
+        var rebuilt = roots
         for op in flipped {
-            refold(after: op.stamp, anchors: op.anchors.filter { !inside($0) }, arriving: [], report: &report)
+            rebuilt += refold(
+                after: op.stamp, anchors: op.anchors.filter { !inside($0) }, arriving: [], stateIsRecorded: false,
+                report: &report)
         }
+        return rebuilt
     }
 
     /// Where a re-fold may stop early. Past the change and every arriving op, an op that wrote a whole
@@ -133,15 +148,23 @@ extension MergeEngine {
         /// The position of the last op in the re-fold whose transaction outcome flips; computed when
         /// every region is first sealed (-1: none).
         private var lastFlipping: Int?
+        /// Every arriving op decided so far wrote nothing (it was rejected) and every other op decided
+        /// as before: the regions are as they were. Only for re-folds of arriving ops over a state that
+        /// is the fold of the recorded outcomes (a re-fold after a batch flipped has no arriving ops).
+        private var unchanged: Bool
         private(set) var found = false
 
-        init(roots: [Path], change: Stamp, arriving: [Op], arrivingStamps: Set<Stamp>, outside: Set<Stamp>) {
+        init(
+            roots: [Path], change: Stamp, arriving: [Op], arrivingStamps: Set<Stamp>, outside: Set<Stamp>,
+            stateIsRecorded: Bool
+        ) {
             self.roots = roots
             after = arriving.reduce(change) { max($0, $1.stamp) }
             self.arriving = arriving
             self.arrivingStamps = arrivingStamps
             self.outside = outside
             sealed = Array(repeating: false, count: roots.count)
+            unchanged = stateIsRecorded && !arriving.isEmpty
         }
 
         /// Takes in the decision on `op`, at `position` in the replayed `ops`; true when the re-fold can
@@ -149,7 +172,21 @@ extension MergeEngine {
         mutating func isCut(
             after op: Op, at position: Int, outcome: Outcome, previous: Outcome, in ops: [Op], engine: MergeEngine
         ) -> Bool {
+            if arrivingStamps.contains(op.stamp) {
+                if outcome == .applied { unchanged = false }
+            } else if outcome != previous {
+                unchanged = false
+            }
             guard op.stamp > after else { return false }
+            if unchanged {
+                // Past every arriving op with nothing written: later ops decide as before, except
+                // transactions the arriving ops make stale (the rule counts rejected ops too).
+                if lastFlipping == nil { lastFlipping = lastFlipping(in: ops, engine: engine) }
+                if let lastFlipping, position > lastFlipping {
+                    found = true
+                    return true
+                }
+            }
             if outcome != previous {
                 if sealedCount > 0 {
                     let anchors = op.anchors

@@ -265,8 +265,6 @@ extension MergeEngine {
             if let position = pending.indices.last { widen(&pending, at: position, to: root) }
             return
         }
-        flush(&pending, report: &report)
-        statistics.refolds += 1
-        refold(after: op.stamp, anchors: refolded, arriving: [op], report: &report)
+        refold(op, anchors: refolded, afterFlushing: &pending, report: &report)
     }
 }

@@ -304,13 +304,30 @@ public final class MergeEngine {
     }
 
     /// Re-folds the pending regions.
-    func flush(_ pending: inout [PendingRefold], report: inout ApplyReport) {
+    ///
+    /// - Returns: the roots of every region rebuilt.
+    @discardableResult
+    func flush(_ pending: inout [PendingRefold], report: inout ApplyReport) -> [Path] {
         let regions = pending
         pending = []
+        // A region's undecided ops are only replayed early by a re-fold reaching it.
+        var rebuilt: [Path] = []
         for region in regions {
             statistics.refolds += 1
-            refold(after: region.stamp, anchors: [region.root], arriving: region.arriving, report: &report)
+            rebuilt += refold(
+                after: region.stamp, anchors: [region.root], arriving: region.arriving,
+                stateIsRecorded: !rebuilt.contains { $0.isRelated(to: region.root) }, report: &report)
         }
+        return rebuilt
+    }
+
+    /// Re-folds an op indexed before the pending regions were re-folded: those re-folds may have
+    /// replayed it, undecided, into the regions they rebuilt.
+    func refold(_ op: Op, anchors: [Path], afterFlushing pending: inout [PendingRefold], report: inout ApplyReport) {
+        let rebuilt = flush(&pending, report: &report)
+        statistics.refolds += 1
+        let untouched = !rebuilt.contains { root in anchors.contains { $0.isRelated(to: root) } }
+        refold(after: op.stamp, anchors: anchors, arriving: [op], stateIsRecorded: untouched, report: &report)
     }
 
     /// Applies one op that is neither known nor below the frontier.
@@ -349,9 +366,7 @@ public final class MergeEngine {
             if let position = pending.indices.last { widen(&pending, at: position, to: root) }
             return
         }
-        flush(&pending, report: &report)
-        statistics.refolds += 1
-        refold(after: op.stamp, anchors: anchors, arriving: [op], report: &report)
+        refold(op, anchors: anchors, afterFlushing: &pending, report: &report)
     }
 
     /// The in-order road: the op applies to the state directly.
