@@ -39,6 +39,9 @@ public enum CoreLimits {
     /// Later ops of a counter that a late increment's shortcut looks at before it leaves the increment
     /// to a re-fold.
     public static let counterWindowMax = 256
+    /// Most writes a late batch of blind writes may hold for the engine to take them one by one (their
+    /// nodes are checked pairwise for overlap).
+    public static let blindBatchWritesMax = 16
     /// Snapshots kept per region.
     public static let snapshotsPerNodeMax = 32
     /// Children an object may have for a re-fold to keep snapshots of it (a snapshot shares the

@@ -231,20 +231,19 @@ extension MergeEngine {
         }
     }
 
-    /// A late merge of several children, child by child: merges always apply and their children are
-    /// disjoint, so each child is in order (written now), hidden by a later whole write (nothing to do),
-    /// or left to a re-fold of its region.
-    func applyLateMerge(
-        _ op: Op, children: [MergeChild], parts: [PathIndex.Part], pending: inout [PendingRefold],
+    /// A late merge of several children, or a late batch of disjoint blind writes, write by write:
+    /// such ops always apply and their writes are disjoint, so each is in order (written now), hidden by
+    /// a later whole write (nothing to do), or left to a re-fold of its region.
+    func applyLateBlindWrites(
+        _ op: Op, writes: [(path: Path, value: Value)], parts: [PathIndex.Part], pending: inout [PendingRefold],
         report: inout ApplyReport
     ) {
         var refolded: [Path] = []
-        for (child, part) in zip(children, parts) {
-            let path = Path(uncheckedKeys: op.path.keys + child.relative.keys)
+        for ((path, value), part) in zip(writes, parts) {
             if !part.conflicts {
                 let old = capturesChanges ? state.value(at: path) : .null
-                state.write(child.value, at: path)
-                if capturesChanges { report.changes.append(Change(path: path, old: old, new: child.value)) }
+                state.write(value, at: path)
+                if capturesChanges { report.changes.append(Change(path: path, old: old, new: value)) }
             } else if !isHidden(
                 at: path, node: part.node, stamp: op.stamp, laterAbove: part.laterAbove, scalarAbove: part.scalarAbove)
             {
@@ -257,14 +256,42 @@ extension MergeEngine {
             return
         }
         if refolded.count == 1 {
-            // One child left: re-folded at the end of the batch with the later late ops of its region,
-            // as a single-anchor op is (no pending region is related to the merge's children, or it
-            // would have been re-folded before this op).
+            // One write left: re-folded at the end of the batch with the later late ops of its region,
+            // as a single-anchor op is (no pending region is related to the op's anchors, or it would
+            // have been re-folded before this op).
             let root = regionRoot(for: refolded[0], after: op.stamp)
             pending.append(PendingRefold(root: root, stamp: op.stamp, arriving: [op]))
             if let position = pending.indices.last { widen(&pending, at: position, to: root) }
             return
         }
         refold(op, anchors: refolded, afterFlushing: &pending, report: &report)
+    }
+
+    /// The writes of a batch of blind writes (sets and merges, no increment) whose nodes are disjoint
+    /// (none inside another), in the order of its anchors; nil for any other batch. Such a batch always
+    /// applies, and its writes do not depend on each other.
+    static func disjointBlindWrites(_ writes: [Write], anchorCount: Int) -> [(path: Path, value: Value)]? {
+        guard anchorCount <= CoreLimits.blindBatchWritesMax else { return nil }
+        var result: [(path: Path, value: Value)] = []
+        result.reserveCapacity(anchorCount)
+        for write in writes {
+            switch write {
+            case .set(let path, let value): result.append((path, value))
+            case .merge(let base, let children):
+                for child in children {
+                    result.append((Path(uncheckedKeys: base.keys + child.relative.keys), child.value))
+                }
+            case .increment: return nil
+            }
+            if result.count > anchorCount { return nil }
+        }
+        // Anchors are listed once each: fewer anchors than writes means two writes of one node.
+        guard result.count == anchorCount else { return nil }
+        for first in result.indices {
+            for second in result.indices where second > first && result[first].path.isRelated(to: result[second].path) {
+                return nil
+            }
+        }
+        return result
     }
 }

@@ -346,7 +346,14 @@ public final class MergeEngine {
             return
         }
         if case .merge(let children) = op.kind, !probe.parts.isEmpty {
-            applyLateMerge(op, children: children, parts: probe.parts, pending: &pending, report: &report)
+            let writes = children.map { (Path(uncheckedKeys: op.path.keys + $0.relative.keys), $0.value) }
+            applyLateBlindWrites(op, writes: writes, parts: probe.parts, pending: &pending, report: &report)
+            return
+        }
+        if case .batch(let batchWrites) = op.kind, probe.parts.count > 1,
+            let writes = Self.disjointBlindWrites(batchWrites, anchorCount: probe.parts.count)
+        {
+            applyLateBlindWrites(op, writes: writes, parts: probe.parts, pending: &pending, report: &report)
             return
         }
         if applyCounterShortcut(op, probe: probe, report: &report) {

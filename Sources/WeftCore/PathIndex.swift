@@ -244,7 +244,8 @@ final class PathIndex {
         /// For a transaction: every op recorded before it on an ancestor-or-self of its path or below
         /// was seen by its origin (the transaction rule, for an index of older ops only).
         var covered = true
-        /// For a merge of several children: what the walk to each child said, in the merge's order.
+        /// For a merge of several children, or a batch of several anchors: what the walk to each said,
+        /// in the order of ``Op/anchors``.
         var parts: [Part] = []
     }
 
@@ -312,10 +313,21 @@ final class PathIndex {
             let anchors = op.anchors
             var nodes: [Node] = []
             nodes.reserveCapacity(anchors.count)
+            if anchors.count > 1 { probe.parts.reserveCapacity(anchors.count) }
             for anchor in anchors {
-                let node = record(op, at: anchor.keys, stamp: stamp, reads: false, read: nil, probe: &probe)
+                var part = Probe()
+                let node = record(op, at: anchor.keys, stamp: stamp, reads: false, read: nil, probe: &part)
                 node.raiseNonIncrement(stamp)
                 nodes.append(node)
+                probe.conflicts = probe.conflicts || part.conflicts
+                probe.laterAbove = probe.laterAbove || part.laterAbove
+                probe.scalarAbove = probe.scalarAbove || part.scalarAbove
+                if anchors.count > 1 {
+                    probe.parts.append(
+                        Part(
+                            node: node, conflicts: part.conflicts || part.laterAbove, laterAbove: part.laterAbove,
+                            scalarAbove: part.scalarAbove))
+                }
             }
             if nodes.count == 1 { probe.node = nodes[0] }
             markScalars(of: op)
