@@ -10,9 +10,10 @@ protocol ReplicaDisk: AnyObject {
     /// changes with each commit.
     var storesTree: Bool { get }
     /// Stores `ops` (each new to the replica), the tree changes they made, and the clock's packed
-    /// time in one commit.
+    /// time in one commit. `encodings`, when given, hold `OpCodec.encode` of each op (the bytes a
+    /// received op arrived in), as a replica passes them to its store.
     /// - Throws: any storage error; the simulation reports it as a failure.
-    func commit(_ ops: [Op], changes: [Change], clockTime: UInt64) throws
+    func commit(_ ops: [Op], encodings: [ArraySlice<UInt8>]?, changes: [Change], clockTime: UInt64) throws
     /// Makes every commit so far survive a power loss (fsync).
     /// - Throws: any storage error.
     func sync() throws
@@ -48,7 +49,7 @@ final class SimulatedDisk: ReplicaDisk {
 
     func close() {}
 
-    func commit(_ ops: [Op], changes: [Change], clockTime: UInt64) throws {
+    func commit(_ ops: [Op], encodings: [ArraySlice<UInt8>]?, changes: [Change], clockTime: UInt64) throws {
         unsynced.append((ops, clockTime))
     }
 

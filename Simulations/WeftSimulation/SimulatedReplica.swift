@@ -86,14 +86,16 @@ final class SimulatedReplica {
         lastOwnSequence += 1
         let op = WritePlan.op(of: write, stamp: stamp, sequence: lastOwnSequence, read: engine.versionVector)
         let report = engine.apply([op])
-        try commit([op], changes: report.changes)
+        try commit([op], encodings: nil, changes: report.changes)
         return (op, report)
     }
 
     /// Checks the stamps of ops received, then merges and commits the new ones.
     /// - Returns: nil when a stamp runs too far ahead of this replica's clock (nothing is applied);
     ///   otherwise the ops new to this replica and the engine's report.
-    func receive(_ ops: [Op], now: UInt64) throws -> (fresh: [Op], report: ApplyReport)? {
+    func receive(_ ops: [Op], encodings: [ArraySlice<UInt8>]? = nil, now: UInt64) throws -> (
+        fresh: [Op], report: ApplyReport
+    )? {
         precondition(isUp, "a crashed replica receives nothing")
         let wall = wallMillis(now: now)
         for op in ops {
@@ -102,13 +104,16 @@ final class SimulatedReplica {
         for op in ops { try? clock.receive(op.stamp, wallMillis: wall) }
         let report = engine.apply(ops)
         let fresh = report.admitted.map { ops[$0] }
-        if !fresh.isEmpty { try commit(fresh, changes: report.changes) }
+        if !fresh.isEmpty {
+            try commit(
+                fresh, encodings: encodings.map { all in report.admitted.map { all[$0] } }, changes: report.changes)
+        }
         return (fresh, report)
     }
 
     /// One group commit; synced at once when the replica syncs every commit.
-    private func commit(_ ops: [Op], changes: [Change]) throws {
-        try disk.commit(ops, changes: changes, clockTime: clock.lastTime)
+    private func commit(_ ops: [Op], encodings: [ArraySlice<UInt8>]?, changes: [Change]) throws {
+        try disk.commit(ops, encodings: encodings, changes: changes, clockTime: clock.lastTime)
         if profile.syncsEveryCommit {
             try disk.sync()
             for op in ops { durable.add(op) }

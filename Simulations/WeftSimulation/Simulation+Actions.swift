@@ -14,7 +14,7 @@ extension Simulation {
             guard failure == nil, isOpen(address) else { return }
             switch action {
             case .send(let bytes): transmit(bytes, from: address)
-            case .applyOps(let ops, let peer): applyRemote(ops.ops, from: peer, at: address)
+            case .applyOps(let ops, let peer): applyRemote(ops, from: peer, at: address)
             case .installSnapshot(let snapshot, let peer): install(snapshot, from: peer, at: address)
             case .recordAcknowledgement(let acknowledgement, let peer):
                 recordAcknowledgement(acknowledgement, from: peer, at: address)
@@ -34,12 +34,13 @@ extension Simulation {
         connections[address.connection]?.replicas[address.side]
     }
 
-    private func applyRemote(_ ops: [Op], from peer: ReplicaID, at address: EndpointAddress) {
+    private func applyRemote(_ batch: EncodedOps, from peer: ReplicaID, at address: EndpointAddress) {
         guard let index = replica(at: address) else { return }
         let replica = replicas[index]
+        let ops = batch.ops
         let outcome: (fresh: [Op], report: ApplyReport)?
         do {
-            outcome = try replica.receive(ops, now: now)
+            outcome = try replica.receive(ops, encodings: batch.encodings, now: now)
         } catch {
             return fail(.localFailure, index, "committing ops from \(peer) failed: \(error)")
         }

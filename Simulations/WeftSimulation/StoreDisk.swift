@@ -40,9 +40,14 @@ final class StoreDisk: ReplicaDisk {
         return store
     }
 
-    func commit(_ ops: [Op], changes: [Change], clockTime: UInt64) throws {
+    func commit(_ ops: [Op], encodings: [ArraySlice<UInt8>]?, changes: [Change], clockTime: UInt64) throws {
         var batch = StoreBatch()
-        batch.ops = ops.map { OpRecord($0, status: $0.origin == replica ? .durable : nil) }
+        batch.ops = ops.indices.map { position in
+            let op = ops[position]
+            let status: OpStatus? = op.origin == replica ? .durable : nil
+            guard let encodings else { return OpRecord(op, status: status) }
+            return OpRecord(op, encoded: encodings[position], status: status)
+        }
         batch.treeWrites = changes.map { StoreBatch.TreeWrite(path: $0.path, value: $0.new) }
         batch.clockTime = clockTime
         try open().commit(batch)

@@ -19,7 +19,9 @@ import WeftStore
     static func commitOneByOne(_ ops: [Op], to disk: any ReplicaDisk) throws {
         for op in ops {
             guard case .set(let value) = op.kind else { continue }
-            try disk.commit([op], changes: [Change(path: op.path, old: .null, new: value)], clockTime: op.stamp.time)
+            try disk.commit(
+                [op], encodings: nil, changes: [Change(path: op.path, old: .null, new: value)], clockTime: op.stamp.time
+            )
         }
     }
 
