@@ -20,74 +20,86 @@ extension MergeEngine {
     /// increment): every op in between sees a number either way and decides as before, and the counter
     /// is the same from there on.
     func applyCounterShortcut(_ op: Op, probe: PathIndex.Probe, report: inout ApplyReport) -> Bool {
-        guard case .increment(let by, let from) = op.kind, let node = probe.node,
-            !probe.laterAbove, !probe.scalarAbove,
-            node.descendantMax.map({ $0 <= op.stamp }) ?? true,
-            let nextAnchored = node.ownFirst(after: op.stamp), isLogged(nextAnchored),
-            !hasScalarAboveInBase(op.path)
+        guard case .increment(let by, let from) = op.kind, let node = probe.node, !probe.laterAbove,
+            !probe.scalarAbove,
+            let outcome = counterShortcut(op, at: op.path, by: by, from: from, node: node, report: &report)
         else { return false }
+        record(outcome, of: op, report: &report)
+        return true
+    }
+
+    /// The counter shortcut for an increment of `path` by `op` (a plain increment, or a part of a batch)
+    /// whose walk met no later op and no possible scalar above the counter: the increment's outcome,
+    /// with the state and the null markers updated, or nil (nothing changed) when it needs a re-fold.
+    func counterShortcut(
+        _ op: Op, at path: Path, by: Number, from: Number, node: PathIndex.Node, report: inout ApplyReport
+    ) -> Outcome? {
+        // Only plain increments are marked when they meet null.
+        let isPart: Bool
+        if case .increment = op.kind { isPart = false } else { isPart = true }
+        guard node.descendantMax.map({ $0 <= op.stamp }) ?? true,
+            let nextAnchored = node.ownFirst(after: op.stamp), isLogged(nextAnchored),
+            !hasScalarAboveInBase(path)
+        else { return nil }
         let bound = CounterWindow.bound
         let window: CounterWindow
-        if node.ownNonIncrementMax.map({ $0 < op.stamp }) ?? true, node.incrementMagnitude < bound {
+        if !isPart, node.ownNonIncrementMax.map({ $0 < op.stamp }) ?? true, node.incrementMagnitude < bound {
             // Every own op after this one is an integer increment (no other kind is stamped after it
-            // here, and no other increment ever came), so the next one is: its body is read only when
-            // its starting value matters (it met null).
+            // here, and no other increment ever came, this one included), so the next one is: its body
+            // is read only when its starting value matters (it met null).
             window = CounterWindow(hidden: false, integral: true, magnitude: node.incrementMagnitude)
         } else {
-            guard let walked = counterWindow(after: op, by: by, node: node) else { return false }
+            guard let walked = counterWindow(after: op, at: path, by: by, node: node) else { return nil }
             window = walked
         }
         let nextStamp = nextAnchored.stamp
         let nextOutcome = unusualOutcomes[nextStamp] ?? .applied
         if case .rejected(.notANumber) = nextOutcome {
             // The counter held a non-number when the next increment came; so it did for this one.
-            record(.rejected(.notANumber(op.path)), of: op, report: &report)
-            return true
+            return .rejected(.notANumber(path))
         }
-        guard nextOutcome == .applied else { return false }
+        guard nextOutcome == .applied else { return nil }
         let nextMetNull = incrementsFromNull.contains(nextStamp)
         if window.hidden {
             // Only which increment met null changes. Steps this small keep every sum finite: near the
             // largest doubles they vanish in rounding, elsewhere they are far from it.
-            guard CounterWindow.isSmall(by), CounterWindow.isSmall(from) else { return false }
+            guard CounterWindow.isSmall(by), CounterWindow.isSmall(from) else { return nil }
             if nextMetNull {
                 incrementsFromNull.remove(nextStamp)
-                incrementsFromNull.insert(op.stamp)
+                if !isPart { incrementsFromNull.insert(op.stamp) }
             }
-            record(.applied, of: op, report: &report)
-            return true
+            return .applied
         }
         // Every prefix sum stays far from overflow, so the order of the additions does not matter.
         guard window.integral, case .int(let by) = by, case .int(let from) = from, window.magnitude < bound,
             from.magnitude < bound
-        else { return false }
+        else { return nil }
         var nextFromInt: Int64 = 0
         if nextMetNull {
             guard let next = logged(nextAnchored), case .increment(_, .int(let nextFrom)) = next.kind,
                 nextFrom.magnitude < bound
-            else { return false }
+            else { return nil }
             nextFromInt = nextFrom
         }
         // One walk reads the counter and writes the new sum, when it holds an integer.
         var current: Int64 = 0
         var updated: Int64?
-        _ = state.update(at: op.path.keys[...]) { counter in
+        _ = state.update(at: path.keys[...]) { counter in
             guard case .int(let value) = counter, value.magnitude < bound else { return }
             current = value
             let sum = nextMetNull ? value - nextFromInt + from + by : value + by
             counter = .int(sum)
             updated = sum
         }
-        guard let updated else { return false }
+        guard let updated else { return nil }
         if nextMetNull {
             incrementsFromNull.remove(nextStamp)
-            incrementsFromNull.insert(op.stamp)
+            if !isPart { incrementsFromNull.insert(op.stamp) }
         }
-        record(.applied, of: op, report: &report)
         if capturesChanges {
-            report.changes.append(Change(path: op.path, old: .int(current), new: .int(updated), isOneRow: true))
+            report.changes.append(Change(path: path, old: .int(current), new: .int(updated), isOneRow: true))
         }
-        return true
+        return .applied
     }
 
     /// What the ops of a counter after a late increment let the increment change.
@@ -122,7 +134,7 @@ extension MergeEngine {
     /// an applied transaction whose origin had not seen the increment (the transaction rule rejects it
     /// now; after the whole write too, since the rule counts every op that touched its path), an
     /// increment not applied, a batch rejected at the counter, or more ops than the walk looks at.
-    func counterWindow(after op: Op, by: Number, node: PathIndex.Node) -> CounterWindow? {
+    func counterWindow(after op: Op, at path: Path, by: Number, node: PathIndex.Node) -> CounterWindow? {
         guard node.callCount == 0 else { return nil }
         var window = CounterWindow(hidden: false, integral: true, magnitude: 0)
         guard window.add(by) else { return nil }
@@ -153,18 +165,18 @@ extension MergeEngine {
                 case .batch(let writes):
                     if case .rejected(let reason) = outcome {
                         // Failed elsewhere, by a part this counter does not reach: it writes nothing.
-                        guard let failing = reason.path, failing != op.path else { return false }
+                        guard let failing = reason.path, failing != path else { return false }
                         return true
                     }
                     for write in writes {
                         switch write {
-                        case .set(let path, _): if path == op.path { window.hidden = true }
+                        case .set(let target, _): if target == path { window.hidden = true }
                         case .merge(let base, let children):
-                            if children.contains(where: { base.keys + $0.relative.keys == op.path.keys }) {
+                            if children.contains(where: { base.keys + $0.relative.keys == path.keys }) {
                                 window.hidden = true
                             }
-                        case .increment(let path, let step, _):
-                            if path == op.path, !window.add(step) { return false }
+                        case .increment(let target, let step, _):
+                            if target == path, !window.add(step) { return false }
                         }
                     }
                 case .transaction, .call: return false
@@ -235,10 +247,10 @@ extension MergeEngine {
     /// such ops always apply and their writes are disjoint, so each is in order (written now), hidden by
     /// a later whole write (nothing to do), or left to a re-fold of its region.
     func applyLateBlindWrites(
-        _ op: Op, writes: [(path: Path, value: Value)], parts: [PathIndex.Part], pending: inout [PendingRefold],
-        report: inout ApplyReport
+        _ op: Op, writes: [(path: Path, value: Value)], parts: [PathIndex.Part], alsoRefolding: [Path] = [],
+        pending: inout [PendingRefold], report: inout ApplyReport
     ) {
-        var refolded: [Path] = []
+        var refolded = alsoRefolding
         for ((path, value), part) in zip(writes, parts) {
             if !part.conflicts {
                 let old = capturesChanges ? state.value(at: path) : .null
@@ -267,21 +279,27 @@ extension MergeEngine {
         refold(op, anchors: refolded, afterFlushing: &pending, report: &report)
     }
 
-    /// The writes of a batch of blind writes (sets and merges, no increment) whose nodes are disjoint
-    /// (none inside another), in the order of its anchors; nil for any other batch. Such a batch always
-    /// applies, and its writes do not depend on each other.
-    static func disjointBlindWrites(_ writes: [Write], anchorCount: Int) -> [(path: Path, value: Value)]? {
+    /// One write of a batch whose writes lie on disjoint nodes: a value written wholly (a set, a merge
+    /// child), or an increment.
+    enum DisjointWrite {
+        case value(Value)
+        case increment(by: Number, from: Number)
+    }
+
+    /// The writes of a batch, in the order of its anchors, when their nodes are disjoint (none inside
+    /// another, none written twice); nil otherwise. Such writes do not depend on each other.
+    static func disjointWrites(_ writes: [Write], anchorCount: Int) -> [(path: Path, write: DisjointWrite)]? {
         guard anchorCount <= CoreLimits.blindBatchWritesMax else { return nil }
-        var result: [(path: Path, value: Value)] = []
+        var result: [(path: Path, write: DisjointWrite)] = []
         result.reserveCapacity(anchorCount)
         for write in writes {
             switch write {
-            case .set(let path, let value): result.append((path, value))
+            case .set(let path, let value): result.append((path, .value(value)))
             case .merge(let base, let children):
                 for child in children {
-                    result.append((Path(uncheckedKeys: base.keys + child.relative.keys), child.value))
+                    result.append((Path(uncheckedKeys: base.keys + child.relative.keys), .value(child.value)))
                 }
-            case .increment: return nil
+            case .increment(let path, let by, let from): result.append((path, .increment(by: by, from: from)))
             }
             if result.count > anchorCount { return nil }
         }
@@ -293,5 +311,54 @@ extension MergeEngine {
             }
         }
         return result
+    }
+
+    /// A late batch of writes on disjoint nodes whose increments provably succeed: each increment is in
+    /// order for its counter and meets a number or null in the state, or is followed at its counter by a
+    /// plain increment that applied (so the counter held a number or null at the batch too). The batch
+    /// then applies whatever else happens, and its writes are taken one by one: an increment in order is
+    /// written now, a late one takes the counter shortcut; a blind write is in order, hidden, or
+    /// re-folded in its own region. False, with nothing changed, for any other batch.
+    func applyLateDisjointBatch(
+        _ op: Op, writes: [(path: Path, write: DisjointWrite)], parts: [PathIndex.Part],
+        pending: inout [PendingRefold], report: inout ApplyReport
+    ) -> Bool {
+        var sums: [(path: Path, old: Value, new: Value)] = []
+        for ((path, write), part) in zip(writes, parts) {
+            guard case .increment(let by, let from) = write else { continue }
+            if !part.conflicts {
+                let old = state.value(at: path)
+                guard case .sum(let sum) = Fold.incremented(old, by: by, from: from, at: path) else { return false }
+                sums.append((path, old, sum))
+                continue
+            }
+            let node = part.node
+            guard !part.laterAbove, !part.scalarAbove, node.descendantMax.map({ $0 <= op.stamp }) ?? true,
+                let nextAnchored = node.ownFirst(after: op.stamp), let next = logged(nextAnchored),
+                case .increment = next.kind, unusualOutcomes[next.stamp] == nil, !hasScalarAboveInBase(path)
+            else { return false }
+        }
+        for (path, old, new) in sums {
+            state.write(new, at: path)
+            if capturesChanges { report.changes.append(Change(path: path, old: old, new: new)) }
+        }
+        var refolded: [Path] = []
+        var blind: [(path: Path, value: Value)] = []
+        var blindParts: [PathIndex.Part] = []
+        for ((path, write), part) in zip(writes, parts) {
+            switch write {
+            case .value(let value):
+                blind.append((path, value))
+                blindParts.append(part)
+            case .increment(let by, let from):
+                guard part.conflicts else { continue }
+                if counterShortcut(op, at: path, by: by, from: from, node: part.node, report: &report) != .applied {
+                    refolded.append(path)
+                }
+            }
+        }
+        applyLateBlindWrites(
+            op, writes: blind, parts: blindParts, alsoRefolding: refolded, pending: &pending, report: &report)
+        return true
     }
 }

@@ -352,9 +352,9 @@ public final class MergeEngine {
             return
         }
         if case .batch(let batchWrites) = op.kind, probe.parts.count > 1,
-            let writes = Self.disjointBlindWrites(batchWrites, anchorCount: probe.parts.count)
+            let writes = Self.disjointWrites(batchWrites, anchorCount: probe.parts.count),
+            applyLateDisjointBatch(op, writes: writes, parts: probe.parts, pending: &pending, report: &report)
         {
-            applyLateBlindWrites(op, writes: writes, parts: probe.parts, pending: &pending, report: &report)
             return
         }
         if applyCounterShortcut(op, probe: probe, report: &report) {

@@ -2,9 +2,9 @@ import Testing
 
 @testable import WeftCore
 
-/// Late batches of blind writes (sets and merges, no increment) on disjoint nodes always apply, so the
-/// engine takes them write by write, as it does a late merge: in order, hidden by a later whole write,
-/// or re-folded in its region alone.
+/// Late batches of writes on disjoint nodes whose increments provably succeed (blind writes always do)
+/// always apply, so the engine takes them write by write, as it does a late merge: in order, hidden by a
+/// later whole write, through the counter shortcut, or re-folded in its region alone.
 @Suite struct MergeEngineBlindBatchTests {
     typealias Origin = MergeEngineCutTests.Origin
 
@@ -60,10 +60,55 @@ import Testing
                 at: 5, "/a",
                 .batch([.set(try Path("/a"), .object(["x": .string("s")])), .set(try Path("/a/x"), .int(2))])))
         #expect(
-            MergeEngine.disjointBlindWrites(
+            MergeEngine.disjointWrites(
                 [.set(try Path("/a"), .null), .set(try Path("/a/x"), .int(2))], anchorCount: 2) == nil)
         let engine = MergeEngine(registry: FunctionRegistry())
         expectFold(ops, engine: engine)
         #expect(engine.state.value(at: try Path("/a/x")) == .int(3))
+    }
+
+    @Test func anIncrementFollowedByAnAppliedIncrementTakesTheCounterShortcut() throws {
+        var a = Origin(1)
+        var c = Origin(3)
+        var ops = [try a.op(at: 1, "/items/i0", .set(.string("old")))]
+        for millis in 10...20 {
+            ops.append(try a.op(at: UInt64(millis), "/counters/c", .increment(by: .int(1), from: .int(0))))
+        }
+        ops.append(try a.op(at: 21, "/items/i0", .set(.string("new"))))
+        let late = try c.op(
+            at: 5, "/",
+            .batch([
+                .increment(try Path("/counters/c"), by: .int(10), from: .int(100)),
+                .set(try Path("/items/i0"), .string("late")),
+                .increment(try Path("/counters/d"), by: .int(1), from: .int(0)),
+            ]))
+        ops.append(late)
+        let engine = MergeEngine(registry: FunctionRegistry())
+        expectFold(ops, engine: engine)
+        #expect(engine.statistics.refolds == 0)
+        // The late batch met null at the counter now, not the increment at 10.
+        #expect(engine.state.value(at: try Path("/counters/c")) == .int(121))
+        #expect(engine.incrementsFromNull.isEmpty)
+    }
+
+    @Test func anIncrementWhoseCounterIsUnknownTakesTheGeneralRoad() throws {
+        var a = Origin(1)
+        var c = Origin(3)
+        // The next op at the counter is a set: what it held at the batch is unknown without replaying.
+        let ops = [
+            try a.op(at: 1, "/counters/c", .set(.string("text"))),
+            try a.op(at: 10, "/counters/c", .set(.int(0))),
+            try a.op(at: 11, "/items/i0", .set(.int(1))),
+            try c.op(
+                at: 5, "/",
+                .batch([
+                    .increment(try Path("/counters/c"), by: .int(1), from: .int(0)),
+                    .set(try Path("/items/i0"), .int(2)),
+                ])),
+        ]
+        let engine = MergeEngine(registry: FunctionRegistry())
+        expectFold(ops, engine: engine)
+        #expect(engine.outcome(of: ops[3].stamp) == .rejected(.notANumber(try Path("/counters/c"))))
+        #expect(engine.statistics.refolds == 1)
     }
 }
