@@ -6,7 +6,7 @@
 ///    its descendants. The op applies directly; ops elsewhere commute with it.
 /// 2. **Shortcuts** for common late arrivals: an increment among later increments of the same counter
 ///    (exact arithmetic, order-free) or hidden by a later whole write of it, a blind write hidden by a
-///    later `set` of the same node, and late merges and blind batches taken write by write.
+///    later `set` of the same node, and late merges and batches of disjoint writes taken write by write.
 /// 3. **Region re-fold**: the smallest set of subtrees whose outcome the op can change is rebuilt from
 ///    the compacted base by replaying, in stamp order, every op that touches it.
 ///
