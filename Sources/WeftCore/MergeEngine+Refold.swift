@@ -189,9 +189,7 @@ extension MergeEngine {
             }
             if outcome != previous {
                 if sealedCount > 0 {
-                    let anchors = op.anchors
-                    for index in roots.indices
-                    where sealed[index] && anchors.contains(where: { $0.isRelated(to: roots[index]) }) {
+                    for index in roots.indices where sealed[index] && op.hasAnchor(relatedTo: roots[index]) {
                         sealed[index] = false
                         sealedCount -= 1
                     }

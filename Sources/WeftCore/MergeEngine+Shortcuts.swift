@@ -267,16 +267,8 @@ extension MergeEngine {
             record(.applied, of: op, report: &report)
             return
         }
-        if refolded.count == 1 {
-            // One write left: re-folded at the end of the batch with the later late ops of its region,
-            // as a single-anchor op is (no pending region is related to the op's anchors, or it would
-            // have been re-folded before this op).
-            let root = regionRoot(for: refolded[0], after: op.stamp)
-            pending.append(PendingRefold(root: root, stamp: op.stamp, arriving: [op]))
-            if let position = pending.indices.last { widen(&pending, at: position, to: root) }
-            return
-        }
-        refold(op, anchors: refolded, afterFlushing: &pending, report: &report)
+        // One write left joins the batch's pending re-folds, as a single-anchor op does.
+        refold(op, anchors: refolded, pending: &pending, report: &report)
     }
 
     /// One write of a batch whose writes lie on disjoint nodes: a value written wholly (a set, a merge

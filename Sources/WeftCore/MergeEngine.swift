@@ -282,7 +282,7 @@ public final class MergeEngine {
             }
             return true
         }
-        if pending.contains(where: { region in anchors.contains { $0.isRelated(to: region.root) } }) {
+        if pending.contains(where: { op.hasAnchor(relatedTo: $0.root) }) {
             flush(&pending, report: &report)
         }
         return false
@@ -366,15 +366,20 @@ public final class MergeEngine {
             record(.applied, of: op, report: &report)
             return
         }
-        let anchors = op.anchors
-        if anchors.count == 1 {
-            // Re-folded at the end of the batch, with the later late ops of the same region.
-            let root = regionRoot(for: anchors[0], after: op.stamp)
-            pending.append(PendingRefold(root: root, stamp: op.stamp, arriving: [op]))
-            if let position = pending.indices.last { widen(&pending, at: position, to: root) }
+        refold(op, anchors: op.anchors, pending: &pending, report: &report)
+    }
+
+    /// Re-folds the regions of `op`'s `anchors`: at the end of the batch, with the later late ops of the
+    /// same region, when there is one anchor (no pending region is related to it, or `op` would have
+    /// joined it or had it re-folded first); at once, after the pending ones, otherwise.
+    func refold(_ op: Op, anchors: [Path], pending: inout [PendingRefold], report: inout ApplyReport) {
+        guard anchors.count == 1 else {
+            refold(op, anchors: anchors, afterFlushing: &pending, report: &report)
             return
         }
-        refold(op, anchors: anchors, afterFlushing: &pending, report: &report)
+        let root = regionRoot(for: anchors[0], after: op.stamp)
+        pending.append(PendingRefold(root: root, stamp: op.stamp, arriving: [op]))
+        if let position = pending.indices.last { widen(&pending, at: position, to: root) }
     }
 
     /// The in-order road: the op applies to the state directly.

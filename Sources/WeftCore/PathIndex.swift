@@ -292,20 +292,9 @@ final class PathIndex {
             nodes.reserveCapacity(children.count)
             if children.count > 1 { probe.parts.reserveCapacity(children.count) }
             for child in children {
-                var part = Probe()
-                let node = record(
-                    op, at: op.path.keys + child.relative.keys, stamp: stamp, reads: false, read: nil, probe: &part)
-                node.raiseNonIncrement(stamp)
+                let node = recordPart(
+                    op, at: op.path.keys + child.relative.keys, listed: children.count > 1, probe: &probe)
                 nodes.append((node, child.value))
-                probe.conflicts = probe.conflicts || part.conflicts
-                probe.laterAbove = probe.laterAbove || part.laterAbove
-                probe.scalarAbove = probe.scalarAbove || part.scalarAbove
-                if children.count > 1 {
-                    probe.parts.append(
-                        Part(
-                            node: node, conflicts: part.conflicts || part.laterAbove, laterAbove: part.laterAbove,
-                            scalarAbove: part.scalarAbove))
-                }
             }
             if children.count == 1 { probe.node = nodes[0].0 }
             for (node, value) in nodes { markLeaves(of: value, from: node) }
@@ -315,25 +304,31 @@ final class PathIndex {
             nodes.reserveCapacity(anchors.count)
             if anchors.count > 1 { probe.parts.reserveCapacity(anchors.count) }
             for anchor in anchors {
-                var part = Probe()
-                let node = record(op, at: anchor.keys, stamp: stamp, reads: false, read: nil, probe: &part)
-                node.raiseNonIncrement(stamp)
-                nodes.append(node)
-                probe.conflicts = probe.conflicts || part.conflicts
-                probe.laterAbove = probe.laterAbove || part.laterAbove
-                probe.scalarAbove = probe.scalarAbove || part.scalarAbove
-                if anchors.count > 1 {
-                    probe.parts.append(
-                        Part(
-                            node: node, conflicts: part.conflicts || part.laterAbove, laterAbove: part.laterAbove,
-                            scalarAbove: part.scalarAbove))
-                }
+                nodes.append(recordPart(op, at: anchor.keys, listed: anchors.count > 1, probe: &probe))
             }
             if nodes.count == 1 { probe.node = nodes[0] }
             markScalars(of: op)
         }
         if probe.laterAbove { probe.conflicts = true }
         return probe
+    }
+
+    /// Records one anchor of a merge or a batch (a blind or whole write there, never an increment of its
+    /// own kind), folding what its walk said into `probe`, and listing it in `probe.parts` when `listed`.
+    private func recordPart(_ op: Op, at keys: [Key], listed: Bool, probe: inout Probe) -> Node {
+        var part = Probe()
+        let node = record(op, at: keys, stamp: op.stamp, reads: false, read: nil, probe: &part)
+        node.raiseNonIncrement(op.stamp)
+        probe.conflicts = probe.conflicts || part.conflicts
+        probe.laterAbove = probe.laterAbove || part.laterAbove
+        probe.scalarAbove = probe.scalarAbove || part.scalarAbove
+        if listed {
+            probe.parts.append(
+                Part(
+                    node: node, conflicts: part.conflicts || part.laterAbove, laterAbove: part.laterAbove,
+                    scalarAbove: part.scalarAbove))
+        }
+        return node
     }
 
     /// Walks to `keys`, creating nodes, reading what older ops left before updating it with `op`.

@@ -8,13 +8,6 @@ import Testing
 @Suite struct MergeEngineBlindBatchTests {
     typealias Origin = MergeEngineCutTests.Origin
 
-    func expectFold(_ ops: [Op], engine: MergeEngine) {
-        for op in ops { engine.apply([op]) }
-        let expected = ReferenceFold.fold(ops, registry: FunctionRegistry())
-        #expect(engine.state == expected.state)
-        for op in ops { #expect(engine.outcome(of: op.stamp) == expected.outcomes[op.stamp], "\(op.stamp)") }
-    }
-
     @Test func writesInOrderOrHiddenNeedNoRefold() throws {
         var a = Origin(1)
         var c = Origin(3)
@@ -27,7 +20,7 @@ import Testing
                     .merge(try Path("/c"), [MergeChild(relative: try Path("d"), value: .int(3))]),
                 ])))
         let engine = MergeEngine(registry: FunctionRegistry())
-        expectFold(ops, engine: engine)
+        expectFoldOneByOne(ops, engine: engine)
         #expect(engine.statistics.refolds == 0)
         #expect(engine.state.value(at: try Path("/a")) == .int(5))
         #expect(engine.state.value(at: try Path("/b/x")) == .int(2))
@@ -44,7 +37,7 @@ import Testing
             at: 5, "/", .batch([.set(try Path("/counter"), .string("text")), .set(try Path("/items/i1"), .int(2))]))
         ops.append(late)
         let engine = MergeEngine(registry: FunctionRegistry())
-        expectFold(ops, engine: engine)
+        expectFoldOneByOne(ops, engine: engine)
         #expect(engine.outcome(of: ops[0].stamp) == .rejected(.notANumber(try Path("/counter"))))
         #expect(engine.statistics.refolds == 1)
         // Only the counter's region was replayed: the batch and the increment.
@@ -63,7 +56,7 @@ import Testing
             MergeEngine.disjointWrites(
                 [.set(try Path("/a"), .null), .set(try Path("/a/x"), .int(2))], anchorCount: 2) == nil)
         let engine = MergeEngine(registry: FunctionRegistry())
-        expectFold(ops, engine: engine)
+        expectFoldOneByOne(ops, engine: engine)
         #expect(engine.state.value(at: try Path("/a/x")) == .int(3))
     }
 
@@ -84,7 +77,7 @@ import Testing
             ]))
         ops.append(late)
         let engine = MergeEngine(registry: FunctionRegistry())
-        expectFold(ops, engine: engine)
+        expectFoldOneByOne(ops, engine: engine)
         #expect(engine.statistics.refolds == 0)
         // The late batch met null at the counter now, not the increment at 10.
         #expect(engine.state.value(at: try Path("/counters/c")) == .int(121))
@@ -107,7 +100,7 @@ import Testing
                 ])),
         ]
         let engine = MergeEngine(registry: FunctionRegistry())
-        expectFold(ops, engine: engine)
+        expectFoldOneByOne(ops, engine: engine)
         #expect(engine.outcome(of: ops[3].stamp) == .rejected(.notANumber(try Path("/counters/c"))))
         #expect(engine.statistics.refolds == 1)
     }

@@ -13,14 +13,6 @@ import Testing
     static let one = OpKind.increment(by: .int(1), from: .int(0))
     static let quarter = OpKind.increment(by: .double(0.25), from: .int(0))
 
-    /// Applies `ops` in order, each its own batch, and checks state and outcomes against the fold.
-    func expectFold(_ ops: [Op], engine: MergeEngine) {
-        for op in ops { engine.apply([op]) }
-        let expected = ReferenceFold.fold(ops, registry: FunctionRegistry())
-        #expect(engine.state == expected.state)
-        for op in ops { #expect(engine.outcome(of: op.stamp) == expected.outcomes[op.stamp], "\(op.stamp)") }
-    }
-
     @Test func aLateIncrementHiddenByALaterSetTakesTheShortcut() throws {
         var a = Origin(1)
         var c = Origin(3)
@@ -32,7 +24,7 @@ import Testing
         for millis in 21...25 { ops.append(try a.op(at: UInt64(millis), "/counters/c", Self.one)) }
         ops.append(try c.op(at: 15, "/counters/c", Self.one))
         let engine = MergeEngine(registry: FunctionRegistry())
-        expectFold(ops, engine: engine)
+        expectFoldOneByOne(ops, engine: engine)
         #expect(engine.state.value(at: try Path("/counters/c")) == .int(10))
         #expect(engine.statistics.counterShortcuts == 1)
         #expect(engine.statistics.refolds == 0)
@@ -50,7 +42,7 @@ import Testing
         ops.append(try a.op(at: 13, "/counters/c", Self.one))
         ops.append(late)
         let engine = MergeEngine(registry: FunctionRegistry())
-        expectFold(ops, engine: engine)
+        expectFoldOneByOne(ops, engine: engine)
         #expect(engine.state.value(at: try Path("/counters/c")) == .int(4))
         #expect(engine.statistics.counterShortcuts == 1)
         #expect(engine.statistics.refolds == 0)
@@ -69,7 +61,7 @@ import Testing
         ops.append(stale)
         ops.append(try c.op(at: 5, "/counters/c", Self.one))
         let engine = MergeEngine(registry: FunctionRegistry())
-        expectFold(ops, engine: engine)
+        expectFoldOneByOne(ops, engine: engine)
         #expect(engine.outcome(of: stale.stamp) == .rejected(.staleRead(try Path("/counters/c"))))
         #expect(engine.state.value(at: try Path("/counters/c")) == .int(0))
         #expect(engine.statistics.counterShortcuts == 0)
@@ -98,7 +90,7 @@ import Testing
         ]
         ops.append(try c.op(at: 5, "/counters/c", Self.one))
         let engine = MergeEngine(registry: FunctionRegistry())
-        expectFold(ops, engine: engine)
+        expectFoldOneByOne(ops, engine: engine)
         #expect(engine.state.value(at: counter) == .int(43))
         #expect(engine.statistics.counterShortcuts == 1)
         #expect(engine.statistics.refolds == 0)
@@ -115,7 +107,7 @@ import Testing
         ops.append(try a.op(at: 8, "/counters/c", Self.one))
         ops.append(try c.op(at: 5, "/counters/c", .increment(by: .int(10), from: .int(0))))
         let engine = MergeEngine(registry: FunctionRegistry())
-        expectFold(ops, engine: engine)
+        expectFoldOneByOne(ops, engine: engine)
         #expect(engine.state.value(at: try Path("/counters/c")) == .int(13))
         #expect(engine.statistics.counterShortcuts == 1)
         #expect(engine.statistics.refolds == 0)
@@ -134,7 +126,7 @@ import Testing
         var d = Origin(4)
         ops.append(try d.op(at: 4, "/counters/c", .increment(by: .int(2), from: .int(7))))
         let engine = MergeEngine(registry: FunctionRegistry())
-        expectFold(ops, engine: engine)
+        expectFoldOneByOne(ops, engine: engine)
         #expect(engine.incrementsFromNull == [ops[5].stamp])
         #expect(engine.statistics.counterShortcuts == 2)
     }
@@ -143,15 +135,10 @@ import Testing
     /// delivered in random orders: the engine equals the fold whatever road each increment took.
     @Test func randomCounterTrafficEqualsTheReferenceFold() async {
         await propertyCheck(count: 500, input: Gen.int(in: 0...Int(Int32.max))) { seed in
-            let ops = Self.counterTraffic(seed: UInt64(seed), count: 40 + seed % 80)
-            let expected = ReferenceFold.fold(ops, registry: FunctionRegistry())
             var rng = SeededGenerator(seed: UInt64(seed) ^ 0x5EED)
-            for _ in 0..<3 {
-                let engine = MergeEngine(registry: FunctionRegistry())
-                MergeEnginePropertyTests.deliver(ops, rng: &rng, engine: engine)
-                #expect(engine.state == expected.state, "seed \(seed)")
-                for op in ops { #expect(engine.outcome(of: op.stamp) == expected.outcomes[op.stamp], "seed \(seed)") }
-            }
+            expectFoldInRandomDeliveries(
+                Self.counterTraffic(seed: UInt64(seed), count: 40 + seed % 80), registry: FunctionRegistry(),
+                engines: 3, rng: &rng, label: "seed \(seed)")
         }
     }
 

@@ -28,14 +28,6 @@ import Testing
 
     static let one = OpKind.increment(by: .int(1), from: .int(0))
 
-    /// Applies `ops` in order, each its own batch, and checks state and outcomes against the fold.
-    func expectFold(_ ops: [Op], engine: MergeEngine) {
-        for op in ops { engine.apply([op]) }
-        let expected = ReferenceFold.fold(ops, registry: FunctionRegistry())
-        #expect(engine.state == expected.state)
-        for op in ops { #expect(engine.outcome(of: op.stamp) == expected.outcomes[op.stamp], "\(op.stamp)") }
-    }
-
     @Test func aLateIncrementStopsAtTheNextReset() throws {
         var a = Origin(1)
         var c = Origin(3)
@@ -49,7 +41,7 @@ import Testing
                 .transaction(read: VersionVector([a.id: a.sequence, c.id: 1]), result: .int(100))))
         ops.append(try c.op(at: 5, "/counters/c", Self.one))
         let engine = MergeEngine(registry: FunctionRegistry())
-        expectFold(ops, engine: engine)
+        expectFoldOneByOne(ops, engine: engine)
         #expect(engine.state.value(at: try Path("/counters/c")) == .int(100))
         #expect(engine.statistics.cutRefolds == 1)
         // Replay went from before the late op to the reset, not to the end of the log.
@@ -75,7 +67,7 @@ import Testing
                 .transaction(read: VersionVector([a.id: a.sequence, c.id: 1, b.id: b.sequence]), result: .int(1))))
         ops.append(late)
         let engine = MergeEngine(registry: FunctionRegistry())
-        expectFold(ops, engine: engine)
+        expectFoldOneByOne(ops, engine: engine)
         if case .rejected = engine.outcome(of: ops[11].stamp) {} else { Issue.record("the stale transaction applies") }
         #expect(engine.state.value(at: try Path("/counters/c")) == .int(12))
         #expect(engine.statistics.cutRefolds == 1)
@@ -91,7 +83,9 @@ import Testing
         }
         ops.append(try a.op(at: 10, "/counters/x", .set(.int(50))))
         for millis in 11...15 { ops.append(try a.op(at: UInt64(millis), "/counters/x", Self.one)) }
-        ops.append(try a.op(at: 20, "/items", .merge([MergeChild(relative: try Path("i"), value: .object(["score": .int(9)]))])))
+        ops.append(
+            try a.op(
+                at: 20, "/items", .merge([MergeChild(relative: try Path("i"), value: .object(["score": .int(9)]))])))
         for millis in 21...25 { ops.append(try a.op(at: UInt64(millis), "/counters/x", Self.one)) }
         ops.append(
             try c.op(
@@ -101,7 +95,7 @@ import Testing
                     .increment(try Path("/items/i/score"), by: .int(1000), from: .int(0)),
                 ])))
         let engine = MergeEngine(registry: FunctionRegistry())
-        expectFold(ops, engine: engine)
+        expectFoldOneByOne(ops, engine: engine)
         #expect(engine.state.value(at: try Path("/counters/x")) == .int(60))
         #expect(engine.state.value(at: try Path("/items/i/score")) == .int(9))
     }

@@ -15,13 +15,6 @@ import Testing
                 arguments: .object(["from": .string(from), "to": .string(to), "amount": .int(amount)])))
     }
 
-    func expectFold(_ ops: [Op], engine: MergeEngine) {
-        for op in ops { engine.apply([op]) }
-        let expected = ReferenceFold.fold(ops, registry: Workload.registry)
-        #expect(engine.state == expected.state)
-        for op in ops { #expect(engine.outcome(of: op.stamp) == expected.outcomes[op.stamp], "\(op.stamp)") }
-    }
-
     @Test func aRefusedLateCallStopsTheRefoldAtOnce() throws {
         var a = Origin(1)
         var c = Origin(3)
@@ -31,7 +24,7 @@ import Testing
         let late = try c.op(at: 5, "/accounts", Self.transfer("a0", "a1", 50))
         ops.append(late)
         let engine = MergeEngine(registry: Workload.registry)
-        expectFold(ops, engine: engine)
+        expectFoldOneByOne(ops, engine: engine)
         #expect(engine.outcome(of: late.stamp) == .rejected(.refusedByFunction(name: "transfer")))
         #expect(engine.statistics.refolds == 1)
         #expect(engine.statistics.cutRefolds == 1)
@@ -52,7 +45,7 @@ import Testing
         for millis in 31...35 { ops.append(try a.op(at: UInt64(millis), "/accounts", Self.transfer("a0", "a1", 1))) }
         ops.append(try c.op(at: 5, "/accounts", Self.transfer("a0", "a1", 50)))
         let engine = MergeEngine(registry: Workload.registry)
-        expectFold(ops, engine: engine)
+        expectFoldOneByOne(ops, engine: engine)
         #expect(engine.outcome(of: stale.stamp) == .rejected(.staleRead(try Path("/accounts"))))
     }
 
@@ -61,28 +54,18 @@ import Testing
     @Test(arguments: [690, 955, 1367, 1585, 1889, 2532, 2636])
     func workloadSeedsEqualTheReferenceFold(seed: Int) {
         let (ops, replicas) = MergeEnginePropertyTests.makeOps(seed: UInt64(seed), count: 60 + seed % 240)
-        let expected = ReferenceFold.fold(ops, registry: Workload.registry)
         var rng = SeededGenerator(seed: UInt64(seed) ^ 0xA5A5)
-        for _ in 0..<replicas {
-            let engine = MergeEngine(registry: Workload.registry)
-            MergeEnginePropertyTests.deliver(ops, rng: &rng, engine: engine)
-            #expect(engine.state == expected.state, "seed \(seed)")
-            for op in ops { #expect(engine.outcome(of: op.stamp) == expected.outcomes[op.stamp], "seed \(seed)") }
-        }
+        expectFoldInRandomDeliveries(
+            ops, registry: Workload.registry, engines: replicas, rng: &rng, label: "seed \(seed)")
     }
 
     /// Counter-traffic seeds that found a blind write hidden by a batch that read the node, a rejected
     /// batch re-decided from the wrong part, and the cut above.
     @Test(arguments: [534_602_701, 2034, 7314, 8271, 13063, 16325, 18220, 18879, 20504, 21685, 22976])
     func counterTrafficSeedsEqualTheReferenceFold(seed: Int) {
-        let ops = MergeEngineCounterWindowTests.counterTraffic(seed: UInt64(seed), count: 40 + seed % 80)
-        let expected = ReferenceFold.fold(ops, registry: FunctionRegistry())
         var rng = SeededGenerator(seed: UInt64(seed) ^ 0x5EED)
-        for _ in 0..<3 {
-            let engine = MergeEngine(registry: FunctionRegistry())
-            MergeEnginePropertyTests.deliver(ops, rng: &rng, engine: engine)
-            #expect(engine.state == expected.state, "seed \(seed)")
-            for op in ops { #expect(engine.outcome(of: op.stamp) == expected.outcomes[op.stamp], "seed \(seed)") }
-        }
+        expectFoldInRandomDeliveries(
+            MergeEngineCounterWindowTests.counterTraffic(seed: UInt64(seed), count: 40 + seed % 80),
+            registry: FunctionRegistry(), engines: 3, rng: &rng, label: "seed \(seed)")
     }
 }
