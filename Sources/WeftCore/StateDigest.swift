@@ -45,8 +45,11 @@ public struct FNV1a: Sendable {
 
     /// Mixes in a string's length and UTF-8 bytes.
     public mutating func add(_ string: String) {
-        add(UInt64(string.utf8.count))
-        for byte in string.utf8 { add(byte: byte) }
+        var text = string
+        text.withUTF8 { bytes in
+            add(UInt64(bytes.count))
+            for byte in bytes { add(byte: byte) }
+        }
     }
 
     /// Mixes in a value canonically.
@@ -66,9 +69,10 @@ public struct FNV1a: Sendable {
         case .object(let children):
             add(byte: 6)
             add(UInt64(children.count))
-            for key in children.keys.sorted() {
+            // Sorted as pairs: sorting the keys alone meant one more table lookup per child.
+            for (key, child) in children.sorted(by: { $0.key < $1.key }) {
                 add(key.text)
-                add(children[key]!)
+                add(child)
             }
         }
     }

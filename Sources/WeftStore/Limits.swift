@@ -23,4 +23,7 @@ public enum StoreLimits {
     /// Most commits a `MemoryStore` in `.normal` durability keeps unsynced before it syncs on its own,
     /// the way SQLite's WAL auto-checkpoint (1000 pages) syncs the log.
     public static let memoryUnsyncedCommitsMax = 1_000
+    /// Most synced commits a `MemoryStore` keeps as a list before it applies them to its copy of the
+    /// disk's state: that copy is needed only after a crash, so it is brought up to date lazily.
+    public static let memorySyncedBacklogMax = 100_000
 }

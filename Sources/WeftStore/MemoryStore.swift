@@ -31,9 +31,13 @@ public final class MemoryStore: Store, @unchecked Sendable {
     /// Which simulated file this store reads; a copy gets another one.
     private let fileID: UInt64
     private let lock = NSLock()
-    /// What the simulated disk holds after its last sync.
-    private var synced: MemoryState
-    /// What the store shows: `synced` with `unsynced` applied.
+    /// What the simulated disk held at an earlier sync. What it holds after its last sync is this with
+    /// `syncedSince` applied: only a crash needs that state, so it is built then, and commits are not
+    /// applied a second time at every sync.
+    private var syncedBase: MemoryState
+    /// Commits synced since `syncedBase`, oldest first (at most ``StoreLimits/memorySyncedBacklogMax``).
+    private var syncedSince: [StoreBatch] = []
+    /// What the store shows: the synced state with `unsynced` applied.
     private var current: MemoryState
     /// Commits since the last sync, oldest first.
     private var unsynced: [StoreBatch] = []
@@ -58,7 +62,7 @@ public final class MemoryStore: Store, @unchecked Sendable {
         self.bytesMax = bytesMax
         self.fileID = fileID
         self.name = name
-        self.synced = state
+        self.syncedBase = state
         self.current = state
     }
 
@@ -67,7 +71,7 @@ public final class MemoryStore: Store, @unchecked Sendable {
         self.bytesMax = bytesMax
         self.fileID = fileID
         self.name = name
-        self.synced = state
+        self.syncedBase = state
         self.current = state
     }
 
@@ -93,11 +97,11 @@ public final class MemoryStore: Store, @unchecked Sendable {
         precondition(kept >= 0, "a crash keeps zero or more commits")
         lock.lock()
         defer { lock.unlock() }
-        let survivors = unsynced.prefix(kept)
-        for batch in survivors { synced.apply(batch) }
-        let lost = unsynced.count - survivors.count
-        unsynced = []
-        current = synced
+        let lost = unsynced.count - min(kept, unsynced.count)
+        unsynced.removeLast(lost)
+        syncLocked()
+        foldSyncedLocked()
+        current = syncedBase
         isClosed = false
         return lost
     }
@@ -127,10 +131,17 @@ public final class MemoryStore: Store, @unchecked Sendable {
         isClosed = false
     }
 
-    /// Applies the unsynced commits to the synced state. Call with the lock held.
+    /// Marks the unsynced commits synced. Call with the lock held.
     private func syncLocked() {
-        for batch in unsynced { synced.apply(batch) }
+        syncedSince += unsynced
         unsynced = []
+        if syncedSince.count >= StoreLimits.memorySyncedBacklogMax { foldSyncedLocked() }
+    }
+
+    /// Brings `syncedBase` up to the last sync. Call with the lock held.
+    private func foldSyncedLocked() {
+        for batch in syncedSince { syncedBase.apply(batch) }
+        syncedSince = []
     }
 
     private var instanceLocked: InstanceState {
@@ -252,7 +263,8 @@ public final class MemoryStore: Store, @unchecked Sendable {
             var generator = SeededGenerator(seed: newID.rawValue ^ fileID ^ current.clockTime)
             syncLocked()
             current.reidentify(newID: newID, token: .random(using: &generator), boundFile: fileID)
-            synced = current
+            syncedBase = current
+            syncedSince = []
         }
     }
 

@@ -40,6 +40,29 @@ import WeftCore
         #expect(try store.opCount() == 2)
     }
 
+    @Test func everyCommitSyncedAtAnyEarlierCheckpointSurvivesACrash() throws {
+        // The synced state is built only when a crash needs it: commits synced at several checkpoints,
+        // then a crash keeping one unsynced commit, then another crash.
+        let store = MemoryStore(replica: replica, durability: .normal)
+        for sequence in 1...6 as ClosedRange<UInt64> {
+            try commitOp(store, sequence: sequence)
+            if sequence % 2 == 0 { try store.checkpoint() }
+        }
+        try commitOp(store, sequence: 7)
+        try commitOp(store, sequence: 8)
+        #expect(store.crash(keepingUnsyncedCommits: 1) == 1)
+        #expect(try store.allOps().map(\.op.sequence) == Array(1...7))
+        #expect(try store.readTree() == Sample.json(#"{"n":7}"#))
+        try commitOp(store, sequence: 8)
+        #expect(store.crash() == 1)
+        #expect(try store.allOps().map(\.op.sequence) == Array(1...7))
+        try commitOp(store, sequence: 8)
+        try store.checkpoint()
+        #expect(store.crash() == 0)
+        #expect(try store.allOps().map(\.op.sequence) == Array(1...8))
+        #expect(try store.readTree() == Sample.json(#"{"n":8}"#))
+    }
+
     @Test func fullDurabilitySyncsEveryCommit() throws {
         let store = MemoryStore(replica: replica, durability: .full)
         for sequence in 1...3 as ClosedRange<UInt64> { try commitOp(store, sequence: sequence) }
