@@ -35,7 +35,7 @@ public enum CoreLimits {
     public static let unseenOpsScanMax = 512
     /// Ops arriving in one re-fold that a transaction is checked against one by one; with more, the
     /// transaction rule is checked from the log.
-    public static let arrivingOpsScanMax = 8
+    public static let arrivingOpsScanMax = 32
     /// Later ops of a counter that a late increment's shortcut looks at before it leaves the increment
     /// to a re-fold.
     public static let counterWindowMax = 256

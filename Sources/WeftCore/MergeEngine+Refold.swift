@@ -7,19 +7,25 @@ extension MergeEngine {
     /// and revised outcomes. `arriving` are the ops just added to the log and not decided yet (the only
     /// ops that can make an earlier-valid transaction stale); their outcomes are always reported.
     ///
-    /// `stateIsRecorded` says that the state of the regions is the fold of the logged ops other than
-    /// `arriving` with their recorded outcomes (false when an earlier re-fold of the same batch may have
-    /// replayed undecided ops of the batch into them): the re-fold may then stop as soon as the arriving
-    /// ops turn out to write nothing.
+    /// `rebuiltBefore` lists the roots that earlier re-folds of the same batch rebuilt, or is nil after a
+    /// batch flipped. When no region of this re-fold is related to those roots, the state of the regions
+    /// is the fold of the logged ops other than `arriving` with their recorded outcomes, and the re-fold
+    /// may stop as soon as the arriving ops turn out to write nothing. A rebuilt region may hold
+    /// undecided ops of the batch, replayed early, or the writes of an arriving op with several anchors
+    /// that another region's re-fold decided before this one: the regions found here (after
+    /// ``closeRegions(_:after:)``) are checked, not only the region that was pending.
     ///
     /// - Returns: the roots of every region this re-fold and those it led to rebuilt.
     @discardableResult
     func refold(
-        after stamp: Stamp, anchors: [Path], arriving: [Op], stateIsRecorded: Bool, report: inout ApplyReport
+        after stamp: Stamp, anchors: [Path], arriving: [Op], rebuiltBefore: [Path]?, report: inout ApplyReport
     ) -> [Path] {
         let arrivingStamps = Set(arriving.map(\.stamp))
         var roots = closeRegions(anchors.map { regionRoot(for: $0, after: stamp) }, after: stamp)
         if roots.count > CoreLimits.refoldRegionsMax { roots = [.root] }
+        let stateIsRecorded =
+            rebuiltBefore.map { rebuilt in !roots.contains { root in rebuilt.contains { $0.isRelated(to: root) } } }
+            ?? false
         var mini = Value.null
         // Each region starts from the latest point before the change whose value is known: a snapshot
         // an earlier re-fold kept, a blind set of exactly the region, or else the base. Each region's
@@ -123,7 +129,7 @@ extension MergeEngine {
         var rebuilt = roots
         for op in flipped {
             rebuilt += refold(
-                after: op.stamp, anchors: op.anchors.filter { !inside($0) }, arriving: [], stateIsRecorded: false,
+                after: op.stamp, anchors: op.anchors.filter { !inside($0) }, arriving: [], rebuiltBefore: nil,
                 report: &report)
         }
         return rebuilt

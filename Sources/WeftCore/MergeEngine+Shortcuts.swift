@@ -267,8 +267,8 @@ extension MergeEngine {
             record(.applied, of: op, report: &report)
             return
         }
-        // One write left joins the batch's pending re-folds, as a single-anchor op does.
-        refold(op, anchors: refolded, pending: &pending, report: &report)
+        // The writes left join the batch's pending re-folds, one region each.
+        addPending(op, anchors: refolded, to: &pending)
     }
 
     /// One write of a batch whose writes lie on disjoint nodes: a value written wholly (a set, a merge

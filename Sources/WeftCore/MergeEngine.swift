@@ -8,7 +8,9 @@
 ///    (exact arithmetic, order-free) or hidden by a later whole write of it, a blind write hidden by a
 ///    later `set` of the same node, and late merges and batches of disjoint writes taken write by write.
 /// 3. **Region re-fold**: the smallest set of subtrees whose outcome the op can change is rebuilt from
-///    the compacted base by replaying, in stamp order, every op that touches it.
+///    the compacted base by replaying, in stamp order, every op that touches it. The late ops of one
+///    ``apply(_:)`` wait and are re-folded together, once per region at the end: an op with several
+///    anchors joins the region of each.
 ///
 /// ```swift
 /// let engine = MergeEngine(registry: registry)
@@ -260,9 +262,11 @@ public final class MergeEngine {
         var arriving: [Op]
     }
 
-    /// Takes `op` into a pending re-fold when its only anchor lies inside one (widening the region if
-    /// the op reaches higher); re-folds the pending regions first when `op` touches one from outside
-    /// (its decision would read a stale state). Returns true when `op` was taken.
+    /// Takes `op` into the pending re-folds when one of its anchors is related to a pending region:
+    /// an op with one anchor inside a region joins it (widening it if the op reaches higher); any other
+    /// op joins one region per anchor (``addPending(_:anchors:to:)``), so that a batch reaching a
+    /// pending region does not have it re-folded at once, and again with the batch's later ops. Returns
+    /// true when `op` was taken.
     private func joinPending(_ op: Op, _ pending: inout [PendingRefold], report: inout ApplyReport) -> Bool {
         let anchors = op.anchors
         if anchors.count == 1, let position = pending.firstIndex(where: { $0.root.isAncestorOrSelf(of: anchors[0]) }) {
@@ -282,21 +286,54 @@ public final class MergeEngine {
             }
             return true
         }
-        if pending.contains(where: { op.hasAnchor(relatedTo: $0.root) }) {
-            flush(&pending, report: &report)
+        guard pending.contains(where: { op.hasAnchor(relatedTo: $0.root) }) else { return false }
+        if case .call(let call) = op.kind, !registry.contains(name: call.name, version: call.version) {
+            waiting[op.stamp] = op
+            report.outcomes[op.stamp] = .waiting
+            return true
         }
-        return false
+        index.insert(op)
+        loggedCount += 1
+        statistics.batchedIntoRefolds += 1
+        addPending(op, anchors: anchors, to: &pending)
+        return true
+    }
+
+    /// Adds `op` to the pending re-folds of the regions its `anchors` can affect: to the region that
+    /// holds an anchor's region, or to a new region (which takes in the pending regions inside it).
+    ///
+    /// An op with several anchors is then decided by each region's re-fold, its writes outside that
+    /// region taken as decided: the first re-fold records its outcome, and one that rejects it takes
+    /// back its writes elsewhere, as for any batch whose outcome flips.
+    func addPending(_ op: Op, anchors: [Path], to pending: inout [PendingRefold]) {
+        for anchor in anchors {
+            let root = regionRoot(for: anchor, after: op.stamp)
+            if let position = pending.firstIndex(where: { $0.root.isAncestorOrSelf(of: root) }) {
+                // Two anchors of one op may lie in one region.
+                if anchors.count == 1 || !pending[position].arriving.contains(where: { $0.stamp == op.stamp }) {
+                    pending[position].arriving.append(op)
+                }
+                pending[position].stamp = min(pending[position].stamp, op.stamp)
+            } else {
+                pending.append(PendingRefold(root: root, stamp: op.stamp, arriving: [op]))
+                widen(&pending, at: pending.count - 1, to: root)
+            }
+        }
     }
 
     /// Makes `root` the root of the pending region at `position`, taking in the regions it contains.
     func widen(_ pending: inout [PendingRefold], at position: Int, to root: Path) {
+        pending[position].root = root
+        guard pending.indices.contains(where: { $0 != position && root.isAncestorOrSelf(of: pending[$0].root) })
+        else { return }
         var merged = pending[position]
-        merged.root = root
+        // An op with several anchors may be in several of the regions.
+        var known = Set(merged.arriving.map(\.stamp))
         var kept: [PendingRefold] = []
         for (other, region) in pending.enumerated() where other != position {
             if root.isAncestorOrSelf(of: region.root) {
                 merged.stamp = min(merged.stamp, region.stamp)
-                merged.arriving += region.arriving
+                for op in region.arriving where known.insert(op.stamp).inserted { merged.arriving.append(op) }
             } else {
                 kept.append(region)
             }
@@ -311,24 +348,14 @@ public final class MergeEngine {
     func flush(_ pending: inout [PendingRefold], report: inout ApplyReport) -> [Path] {
         let regions = pending
         pending = []
-        // A region's undecided ops are only replayed early by a re-fold reaching it.
         var rebuilt: [Path] = []
         for region in regions {
             statistics.refolds += 1
             rebuilt += refold(
-                after: region.stamp, anchors: [region.root], arriving: region.arriving,
-                stateIsRecorded: !rebuilt.contains { $0.isRelated(to: region.root) }, report: &report)
+                after: region.stamp, anchors: [region.root], arriving: region.arriving, rebuiltBefore: rebuilt,
+                report: &report)
         }
         return rebuilt
-    }
-
-    /// Re-folds an op indexed before the pending regions were re-folded: those re-folds may have
-    /// replayed it, undecided, into the regions they rebuilt.
-    func refold(_ op: Op, anchors: [Path], afterFlushing pending: inout [PendingRefold], report: inout ApplyReport) {
-        let rebuilt = flush(&pending, report: &report)
-        statistics.refolds += 1
-        let untouched = !rebuilt.contains { root in anchors.contains { $0.isRelated(to: root) } }
-        refold(after: op.stamp, anchors: anchors, arriving: [op], stateIsRecorded: untouched, report: &report)
     }
 
     /// Applies one op that is neither known nor below the frontier.
@@ -366,20 +393,7 @@ public final class MergeEngine {
             record(.applied, of: op, report: &report)
             return
         }
-        refold(op, anchors: op.anchors, pending: &pending, report: &report)
-    }
-
-    /// Re-folds the regions of `op`'s `anchors`: at the end of the batch, with the later late ops of the
-    /// same region, when there is one anchor (no pending region is related to it, or `op` would have
-    /// joined it or had it re-folded first); at once, after the pending ones, otherwise.
-    func refold(_ op: Op, anchors: [Path], pending: inout [PendingRefold], report: inout ApplyReport) {
-        guard anchors.count == 1 else {
-            refold(op, anchors: anchors, afterFlushing: &pending, report: &report)
-            return
-        }
-        let root = regionRoot(for: anchors[0], after: op.stamp)
-        pending.append(PendingRefold(root: root, stamp: op.stamp, arriving: [op]))
-        if let position = pending.indices.last { widen(&pending, at: position, to: root) }
+        addPending(op, anchors: op.anchors, to: &pending)
     }
 
     /// The in-order road: the op applies to the state directly.
