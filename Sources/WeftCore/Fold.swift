@@ -104,6 +104,9 @@ enum Fold {
     /// An increment known to be applied: writes a number even where a projected state would not allow
     /// it (the real state did). Above a re-folded region only the fact that a number is there matters.
     private static func forceIncrement(at keys: ArraySlice<Key>, by: Number, from: Number, state: inout Value) {
+        // One walk where no scalar lies above the counter.
+        let walked = state.update(at: keys) { node in node = ((Number(node) ?? from).adding(by) ?? by).value }
+        guard !walked else { return }
         let current = Number(state.value(at: keys)) ?? from
         state.write((current.adding(by) ?? by).value, at: keys)
     }

@@ -268,34 +268,41 @@ public final class MergeEngine {
     /// pending region does not have it re-folded at once, and again with the batch's later ops. Returns
     /// true when `op` was taken.
     private func joinPending(_ op: Op, _ pending: inout [PendingRefold], report: inout ApplyReport) -> Bool {
-        let anchors = op.anchors
-        if anchors.count == 1, let position = pending.firstIndex(where: { $0.root.isAncestorOrSelf(of: anchors[0]) }) {
-            if case .call(let call) = op.kind, !registry.contains(name: call.name, version: call.version) {
-                waiting[op.stamp] = op
-                report.outcomes[op.stamp] = .waiting
-                return true
+        var holder: Int?
+        var related = false
+        switch op.kind {
+        case .merge, .batch:
+            related = pending.contains { op.hasAnchor(relatedTo: $0.root) }
+        case .set, .increment, .transaction, .call:
+            // One anchor. Regions are disjoint: one holding it leaves none below it.
+            for position in pending.indices where pending[position].root.isRelated(toJoined: op.path.keys, []) {
+                guard pending[position].root.depth <= op.path.depth else {
+                    related = true
+                    continue
+                }
+                holder = position
+                break
             }
-            let probe = index.insert(op)
-            loggedCount += 1
-            statistics.batchedIntoRefolds += 1
-            pending[position].arriving.append(op)
-            pending[position].stamp = min(pending[position].stamp, op.stamp)
-            if probe.conflicts {
-                let root = regionRoot(for: anchors[0], after: op.stamp)
-                if root.isAncestorOrSelf(of: pending[position].root) { widen(&pending, at: position, to: root) }
-            }
-            return true
         }
-        guard pending.contains(where: { op.hasAnchor(relatedTo: $0.root) }) else { return false }
+        guard holder != nil || related else { return false }
         if case .call(let call) = op.kind, !registry.contains(name: call.name, version: call.version) {
             waiting[op.stamp] = op
             report.outcomes[op.stamp] = .waiting
             return true
         }
-        index.insert(op)
+        let probe = index.insert(op)
         loggedCount += 1
         statistics.batchedIntoRefolds += 1
-        addPending(op, anchors: anchors, to: &pending)
+        guard let position = holder else {
+            addPending(op, anchors: op.anchors, to: &pending)
+            return true
+        }
+        pending[position].arriving.append(op)
+        pending[position].stamp = min(pending[position].stamp, op.stamp)
+        if probe.conflicts {
+            let root = regionRoot(for: op.path, after: op.stamp)
+            if root.isAncestorOrSelf(of: pending[position].root) { widen(&pending, at: position, to: root) }
+        }
         return true
     }
 
@@ -482,6 +489,26 @@ public final class MergeEngine {
     func applyTracked(
         _ op: Op, to tree: inout Value, forcedAt: ((Path) -> Bool)? = nil, transactionIsValid: (Op) -> Bool
     ) -> Outcome {
+        if case .increment(let by, let from) = op.kind {
+            // One walk reads the counter and writes the sum; a scalar above it takes the general road.
+            var metNull = false
+            var result = Fold.Increment.sum(.null)
+            let walked = tree.update(at: op.path.keys[...]) { node in
+                metNull = node.isNull
+                result = Fold.incremented(node, by: by, from: from, at: op.path)
+                if case .sum(let sum) = result { node = sum }
+            }
+            if walked {
+                switch result {
+                case .sum:
+                    if metNull { incrementsFromNull.insert(op.stamp) } else { incrementsFromNull.remove(op.stamp) }
+                    return .applied
+                case .rejected(let rejection):
+                    incrementsFromNull.remove(op.stamp)
+                    return .rejected(rejection)
+                }
+            }
+        }
         let metNull: Bool
         if case .increment = op.kind { metNull = tree.value(at: op.path).isNull } else { metNull = false }
         let outcome = Fold.apply(
