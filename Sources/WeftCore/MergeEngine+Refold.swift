@@ -13,7 +13,8 @@ extension MergeEngine {
     /// may stop as soon as the arriving ops turn out to write nothing. A rebuilt region may hold
     /// undecided ops of the batch, replayed early, or the writes of an arriving op with several anchors
     /// that another region's re-fold decided before this one: the regions found here (after
-    /// ``closeRegions(_:after:)``) are checked, not only the region that was pending.
+    /// ``closeRegions(_:after:)``) are checked, not only the region that was pending, when an arriving op
+    /// has several anchors.
     ///
     /// - Returns: the roots of every region this re-fold and those it led to rebuilt.
     @discardableResult
@@ -23,8 +24,11 @@ extension MergeEngine {
         let arrivingStamps = Set(arriving.map(\.stamp))
         var roots = closeRegions(anchors.map { regionRoot(for: $0, after: stamp) }, after: stamp)
         if roots.count > CoreLimits.refoldRegionsMax { roots = [.root] }
+        // An arriving merge or batch may have been decided, and applied, by an earlier re-fold of one of
+        // its other regions: then every region found here is checked; otherwise the pending ones.
+        let checked = arriving.contains(where: \.hasSeveralAnchors) ? roots : anchors
         let stateIsRecorded =
-            rebuiltBefore.map { rebuilt in !roots.contains { root in rebuilt.contains { $0.isRelated(to: root) } } }
+            rebuiltBefore.map { rebuilt in !checked.contains { root in rebuilt.contains { $0.isRelated(to: root) } } }
             ?? false
         var mini = Value.null
         // Each region starts from the latest point before the change whose value is known: a snapshot

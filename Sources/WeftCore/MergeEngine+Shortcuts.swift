@@ -245,14 +245,18 @@ extension MergeEngine {
 
     /// A late merge of several children, or a late batch of disjoint blind writes, write by write:
     /// such ops always apply and their writes are disjoint, so each is in order (written now), hidden by
-    /// a later whole write (nothing to do), or left to a re-fold of its region.
+    /// a later whole write (nothing to do), or left to a re-fold of its region; a write related to a
+    /// pending region joins it.
     func applyLateBlindWrites(
         _ op: Op, writes: [(path: Path, value: Value)], parts: [PathIndex.Part], alsoRefolding: [Path] = [],
         pending: inout [PendingRefold], report: inout ApplyReport
     ) {
         var refolded = alsoRefolding
         for ((path, value), part) in zip(writes, parts) {
-            if !part.conflicts {
+            if !pending.isEmpty, pending.contains(where: { $0.root.isRelated(to: path) }) {
+                // The state there is stale until the pending region's re-fold, which decides this write.
+                refolded.append(path)
+            } else if !part.conflicts {
                 let old = capturesChanges ? state.value(at: path) : .null
                 state.write(value, at: path)
                 if capturesChanges { report.changes.append(Change(path: path, old: old, new: value)) }

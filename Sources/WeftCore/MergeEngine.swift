@@ -260,6 +260,9 @@ public final class MergeEngine {
         var stamp: Stamp
         /// The ops of the batch inside the region, not yet applied.
         var arriving: [Op]
+        /// The stamp of the op that opened the region: the regions one merge or batch opened are
+        /// re-folded together, as one op's regions are.
+        var group: Stamp
     }
 
     /// Takes `op` into the pending re-folds when one of its anchors is related to a pending region:
@@ -285,6 +288,12 @@ public final class MergeEngine {
             }
         }
         guard holder != nil || related else { return false }
+        if holder == nil, !op.containsAnchor(where: { index.hasLater(than: op.stamp, at: $0, $1) }) {
+            // In order wherever it writes: the pending regions are re-folded first, and the op applies
+            // directly (joining, it would have opened regions where it is in order).
+            flush(&pending, report: &report)
+            return false
+        }
         if case .call(let call) = op.kind, !registry.contains(name: call.name, version: call.version) {
             waiting[op.stamp] = op
             report.outcomes[op.stamp] = .waiting
@@ -294,7 +303,9 @@ public final class MergeEngine {
         loggedCount += 1
         statistics.batchedIntoRefolds += 1
         guard let position = holder else {
-            addPending(op, anchors: op.anchors, to: &pending)
+            if !joinWriteByWrite(op, probe: probe, pending: &pending, report: &report) {
+                addPending(op, anchors: op.anchors, to: &pending)
+            }
             return true
         }
         pending[position].arriving.append(op)
@@ -303,6 +314,30 @@ public final class MergeEngine {
             let root = regionRoot(for: op.path, after: op.stamp)
             if root.isAncestorOrSelf(of: pending[position].root) { widen(&pending, at: position, to: root) }
         }
+        return true
+    }
+
+    /// A late merge, or a late batch of blind writes on disjoint nodes, that reaches a pending region:
+    /// it surely applies, so its writes related to a pending region join it and the others are taken
+    /// write by write (``applyLateBlindWrites(_:writes:parts:alsoRefolding:pending:report:)``). False,
+    /// with nothing done, for any other op.
+    private func joinWriteByWrite(
+        _ op: Op, probe: PathIndex.Probe, pending: inout [PendingRefold], report: inout ApplyReport
+    ) -> Bool {
+        var writes: [(path: Path, value: Value)] = []
+        switch op.kind {
+        case .merge(let children) where !probe.parts.isEmpty:
+            writes = children.map { (Path(uncheckedKeys: op.path.keys + $0.relative.keys), $0.value) }
+        case .batch(let batchWrites) where probe.parts.count > 1:
+            guard let disjoint = Self.disjointWrites(batchWrites, anchorCount: probe.parts.count) else { return false }
+            for (path, write) in disjoint {
+                guard case .value(let value) = write else { return false }
+                writes.append((path, value))
+            }
+        default:
+            return false
+        }
+        applyLateBlindWrites(op, writes: writes, parts: probe.parts, pending: &pending, report: &report)
         return true
     }
 
@@ -322,7 +357,7 @@ public final class MergeEngine {
                 }
                 pending[position].stamp = min(pending[position].stamp, op.stamp)
             } else {
-                pending.append(PendingRefold(root: root, stamp: op.stamp, arriving: [op]))
+                pending.append(PendingRefold(root: root, stamp: op.stamp, arriving: [op], group: op.stamp))
                 widen(&pending, at: pending.count - 1, to: root)
             }
         }
@@ -355,12 +390,27 @@ public final class MergeEngine {
     func flush(_ pending: inout [PendingRefold], report: inout ApplyReport) -> [Path] {
         let regions = pending
         pending = []
+        var groups: [Stamp: [Int]] = [:]
+        for (position, region) in regions.enumerated() { groups[region.group, default: []].append(position) }
         var rebuilt: [Path] = []
-        for region in regions {
+        for (position, region) in regions.enumerated() {
+            guard let members = groups[region.group], members[0] == position else { continue }
             statistics.refolds += 1
+            guard members.count > 1 else {
+                rebuilt += refold(
+                    after: region.stamp, anchors: [region.root], arriving: region.arriving, rebuiltBefore: rebuilt,
+                    report: &report)
+                continue
+            }
+            // The regions one op opened: one re-fold, as for that op alone.
+            var arriving: [Op] = []
+            var known = Set<Stamp>()
+            for member in members {
+                for op in regions[member].arriving where known.insert(op.stamp).inserted { arriving.append(op) }
+            }
             rebuilt += refold(
-                after: region.stamp, anchors: [region.root], arriving: region.arriving, rebuiltBefore: rebuilt,
-                report: &report)
+                after: members.map { regions[$0].stamp }.min() ?? region.stamp,
+                anchors: members.map { regions[$0].root }, arriving: arriving, rebuiltBefore: rebuilt, report: &report)
         }
         return rebuilt
     }

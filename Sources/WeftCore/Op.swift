@@ -79,6 +79,15 @@ public struct Op: Sendable, Hashable {
         return result
     }
 
+    /// True for merges and batches, the kinds whose anchors are their written nodes (a merge or batch
+    /// may still write a single node).
+    public var hasSeveralAnchors: Bool {
+        switch kind {
+        case .merge, .batch: return true
+        case .set, .increment, .transaction, .call: return false
+        }
+    }
+
     /// True when some anchor of the op is related to `path` (one is an ancestor-or-self of the other),
     /// without building the anchors.
     public func hasAnchor(relatedTo path: Path) -> Bool {

@@ -231,6 +231,19 @@ final class PathIndex {
         return current
     }
 
+    /// True when an op stamped after `stamp` is recorded at the node whose keys are `head` then `tail`, at
+    /// an ancestor of it, or below it: what ``insert(_:)`` reports as a conflict, read without recording.
+    func hasLater(than stamp: Stamp, at head: [Key], _ tail: [Key]) -> Bool {
+        var current = root
+        for position in 0..<(head.count + tail.count) {
+            if let ownMax = current.ownMax, ownMax > stamp { return true }
+            let key = position < head.count ? head[position] : tail[position - head.count]
+            guard let next = current.children[key] else { return false }
+            current = next
+        }
+        return current.subtreeMax.map { $0 > stamp } ?? false
+    }
+
     /// What the index said about ops stamped after an op, read on the way in before the op was recorded.
     struct Probe {
         /// Some known op stamped later touches an anchor, an ancestor or a descendant of it.
