@@ -19,7 +19,21 @@ final class SimulatedReplica {
     let hubs: Set<ReplicaID>
 
     private(set) var isUp = true
-    private(set) var engine: any ReplicaEngine
+    private(set) var engine: any ReplicaEngine {
+        didSet { lastDigest = nil }
+    }
+    /// The last digest computed, with the state it is of: checks ask for digests often and the state
+    /// often has not changed since (a state compares with a copy of itself at once, its storage shared).
+    private var lastDigest: (state: Value, digest: StateDigest)?
+
+    /// The digest of the engine's state.
+    var digest: StateDigest {
+        let state = engine.state
+        if let lastDigest, lastDigest.state == state { return lastDigest.digest }
+        let digest = engine.digest
+        lastDigest = (state, digest)
+        return digest
+    }
     private(set) var clock: HybridClock
     /// The ops synced to disk, per origin.
     private(set) var durable = ContiguousLog()

@@ -49,7 +49,7 @@ extension Simulation {
         var shared: [(replica: Int, digest: StateDigest)] = []
         for replica in up {
             let key = checker.knownHash[replica.index] ^ UInt64(checker.known[replica.index].count)
-            if groups[key]!.count > 1 { shared.append((replica.index, replica.engine.digest)) }
+            if groups[key]!.count > 1 { shared.append((replica.index, replica.digest)) }
         }
         guard !shared.isEmpty else { return }
         coverage.bump(.digestChecks)
@@ -104,8 +104,8 @@ extension Simulation {
         guard replicas.allSatisfy({ $0.durable.vector == vector && $0.engine.versionVector == vector }) else {
             return false
         }
-        let digest = replicas[0].engine.digest
-        return replicas.allSatisfy { $0.engine.digest == digest }
+        let digest = replicas[0].digest
+        return replicas.allSatisfy { $0.digest == digest }
     }
 
     /// Where each replica stands, for a convergence failure.
