@@ -8,13 +8,12 @@ extension MergeEngine {
     /// ops that can make an earlier-valid transaction stale); their outcomes are always reported.
     ///
     /// `rebuiltBefore` lists the roots that earlier re-folds of the same batch rebuilt, or is nil after a
-    /// batch flipped. When no region of this re-fold is related to those roots, the state of the regions
-    /// is the fold of the logged ops other than `arriving` with their recorded outcomes, and the re-fold
-    /// may stop as soon as the arriving ops turn out to write nothing. A rebuilt region may hold
-    /// undecided ops of the batch, replayed early, or the writes of an arriving op with several anchors
-    /// that another region's re-fold decided before this one: the regions found here (after
-    /// ``closeRegions(_:after:)``) are checked, not only the region that was pending, when an arriving op
-    /// has several anchors.
+    /// batch flipped. When no pending region of this re-fold is related to those roots (a rebuilt region
+    /// may hold undecided ops of the batch, replayed early) and every arriving op has one anchor, the
+    /// state of the regions is the fold of the logged ops other than `arriving` with their recorded
+    /// outcomes, and the re-fold may stop as soon as the arriving ops turn out to write nothing. An
+    /// arriving merge or batch may already be applied in some of its regions, by an earlier re-fold of
+    /// another of them or written there at once, and be rejected here.
     ///
     /// - Returns: the roots of every region this re-fold and those it led to rebuilt.
     @discardableResult
@@ -24,12 +23,14 @@ extension MergeEngine {
         let arrivingStamps = Set(arriving.map(\.stamp))
         var roots = closeRegions(anchors.map { regionRoot(for: $0, after: stamp) }, after: stamp)
         if roots.count > CoreLimits.refoldRegionsMax { roots = [.root] }
-        // An arriving merge or batch may have been decided, and applied, by an earlier re-fold of one of
-        // its other regions: then every region found here is checked; otherwise the pending ones.
-        let checked = arriving.contains(where: \.hasSeveralAnchors) ? roots : anchors
+        // An arriving merge or batch may already be applied in some of its regions (by an earlier re-fold
+        // of another region, or written there at once, write by write) and be rejected here: the
+        // regions do not hold the fold of the recorded outcomes without it.
         let stateIsRecorded =
-            rebuiltBefore.map { rebuilt in !checked.contains { root in rebuilt.contains { $0.isRelated(to: root) } } }
-            ?? false
+            !arriving.contains(where: \.hasSeveralAnchors)
+            && (rebuiltBefore.map { rebuilt in !anchors.contains { root in rebuilt.contains { $0.isRelated(to: root) } }
+            }
+                ?? false)
         var mini = Value.null
         // Each region starts from the latest point before the change whose value is known: a snapshot
         // an earlier re-fold kept, a blind set of exactly the region, or else the base. Each region's

@@ -319,9 +319,12 @@ extension MergeEngine {
         _ op: Op, writes: [(path: Path, write: DisjointWrite)], parts: [PathIndex.Part],
         pending: inout [PendingRefold], report: inout ApplyReport
     ) -> Bool {
+        // A write related to a pending region is decided by that region's re-fold.
+        let roots = pending.map(\.root)
+        let isPending = { (path: Path) in roots.contains { $0.isRelated(to: path) } }
         var sums: [(path: Path, old: Value, new: Value)] = []
         for ((path, write), part) in zip(writes, parts) {
-            guard case .increment(let by, let from) = write else { continue }
+            guard case .increment(let by, let from) = write, !isPending(path) else { continue }
             if !part.conflicts {
                 let old = state.value(at: path)
                 guard case .sum(let sum) = Fold.incremented(old, by: by, from: from, at: path) else { return false }
@@ -347,6 +350,10 @@ extension MergeEngine {
                 blind.append((path, value))
                 blindParts.append(part)
             case .increment(let by, let from):
+                if isPending(path) {
+                    refolded.append(path)
+                    continue
+                }
                 guard part.conflicts else { continue }
                 if counterShortcut(op, at: path, by: by, from: from, node: part.node, report: &report) != .applied {
                     refolded.append(path)

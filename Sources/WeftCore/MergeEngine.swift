@@ -317,28 +317,26 @@ public final class MergeEngine {
         return true
     }
 
-    /// A late merge, or a late batch of blind writes on disjoint nodes, that reaches a pending region:
-    /// it surely applies, so its writes related to a pending region join it and the others are taken
-    /// write by write (``applyLateBlindWrites(_:writes:parts:alsoRefolding:pending:report:)``). False,
-    /// with nothing done, for any other op.
+    /// A late merge, or a late batch of writes on disjoint nodes, that reaches a pending region: its
+    /// writes related to a pending region join it, and the others are taken write by write as for any
+    /// late merge or such batch (in order, hidden, through the counter shortcut, or left to a re-fold).
+    /// Its outcome is then decided by the pending re-folds; one that rejects it takes back what was
+    /// written elsewhere. False, with nothing done, for any other op, and for a batch whose increments
+    /// outside the pending regions cannot be shown to succeed.
     private func joinWriteByWrite(
         _ op: Op, probe: PathIndex.Probe, pending: inout [PendingRefold], report: inout ApplyReport
     ) -> Bool {
-        var writes: [(path: Path, value: Value)] = []
         switch op.kind {
         case .merge(let children) where !probe.parts.isEmpty:
-            writes = children.map { (Path(uncheckedKeys: op.path.keys + $0.relative.keys), $0.value) }
+            let writes = children.map { (Path(uncheckedKeys: op.path.keys + $0.relative.keys), $0.value) }
+            applyLateBlindWrites(op, writes: writes, parts: probe.parts, pending: &pending, report: &report)
+            return true
         case .batch(let batchWrites) where probe.parts.count > 1:
             guard let disjoint = Self.disjointWrites(batchWrites, anchorCount: probe.parts.count) else { return false }
-            for (path, write) in disjoint {
-                guard case .value(let value) = write else { return false }
-                writes.append((path, value))
-            }
+            return applyLateDisjointBatch(op, writes: disjoint, parts: probe.parts, pending: &pending, report: &report)
         default:
             return false
         }
-        applyLateBlindWrites(op, writes: writes, parts: probe.parts, pending: &pending, report: &report)
-        return true
     }
 
     /// Adds `op` to the pending re-folds of the regions its `anchors` can affect: to the region that
