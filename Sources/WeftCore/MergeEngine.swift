@@ -265,11 +265,13 @@ public final class MergeEngine {
         var group: Stamp
     }
 
-    /// Takes `op` into the pending re-folds when one of its anchors is related to a pending region:
-    /// an op with one anchor inside a region joins it (widening it if the op reaches higher); any other
-    /// op joins one region per anchor (``addPending(_:anchors:to:)``), so that a batch reaching a
-    /// pending region does not have it re-folded at once, and again with the batch's later ops. Returns
-    /// true when `op` was taken.
+    /// Takes `op` into the pending re-folds when one of its anchors is related to a pending region, so
+    /// that a batch reaching a pending region does not have it re-folded at once, and again with the
+    /// batch's later ops. An op with one anchor inside a region joins it (widening it if the op reaches
+    /// higher). Any other op joins when it is late somewhere: write by write when it is a merge or a
+    /// batch of disjoint writes (``joinWriteByWrite(_:probe:pending:report:)``), else in the region of
+    /// each anchor (``addPending(_:anchors:to:)``). One in order everywhere has the pending regions
+    /// re-folded first and is left to the in-order road. Returns true when `op` was taken.
     private func joinPending(_ op: Op, _ pending: inout [PendingRefold], report: inout ApplyReport) -> Bool {
         var holder: Int?
         var related = false
@@ -340,11 +342,12 @@ public final class MergeEngine {
     }
 
     /// Adds `op` to the pending re-folds of the regions its `anchors` can affect: to the region that
-    /// holds an anchor's region, or to a new region (which takes in the pending regions inside it).
+    /// holds an anchor's region, or to a new region (which takes in the pending regions inside it). The
+    /// regions `op` opens are one group, re-folded together.
     ///
-    /// An op with several anchors is then decided by each region's re-fold, its writes outside that
-    /// region taken as decided: the first re-fold records its outcome, and one that rejects it takes
-    /// back its writes elsewhere, as for any batch whose outcome flips.
+    /// An op with several anchors may then be decided by several re-folds, its writes outside their
+    /// regions taken as decided: the first records its outcome, and one that rejects it takes back its
+    /// writes elsewhere, as for any batch whose outcome flips.
     func addPending(_ op: Op, anchors: [Path], to pending: inout [PendingRefold]) {
         for anchor in anchors {
             let root = regionRoot(for: anchor, after: op.stamp)
