@@ -101,18 +101,25 @@ final class CrashChild: @unchecked Sendable {
     private let errors = Pipe()
     private let lock = NSLock()
     private var text = ""
+    /// Signalled when the reader has met the end of the child's output.
+    private let outputEnded = DispatchSemaphore(value: 0)
 
     init(writer: URL, path: String, durability: Durability, seed: UInt64) throws {
         process.executableURL = writer
         process.arguments = ["_crash-writer", "--db", path, "--durability", "\(durability)", "--seed", "\(seed)"]
         process.standardOutput = output
         process.standardError = errors
-        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.lock.withLock { self.text += String(decoding: data, as: UTF8.self) }
-        }
         try process.run()
+        // A thread of its own reads the output to its end with blocking reads. A readability handler
+        // (a dispatch source) cleared while it may still run, then a read of the same handle, crashed
+        // libdispatch now and then on Linux.
+        let handle = output.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            while case let data = handle.availableData, !data.isEmpty {
+                lock.withLock { text += String(decoding: data, as: UTF8.self) }
+            }
+            outputEnded.signal()
+        }
     }
 
     var pid: Int32 { process.processIdentifier }
@@ -123,10 +130,9 @@ final class CrashChild: @unchecked Sendable {
     func kill() -> Report {
         Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        output.fileHandleForReading.readabilityHandler = nil
-        let rest = output.fileHandleForReading.readDataToEndOfFile()
+        outputEnded.wait()
         let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let all = lock.withLock { text + String(decoding: rest, as: UTF8.self) }
+        let all = lock.withLock { text }
         // A line cut by the kill is not a report.
         let lines = all.split(separator: "\n", omittingEmptySubsequences: true)
         let complete = all.hasSuffix("\n") ? lines : lines.dropLast()
