@@ -104,11 +104,10 @@ enum Fold {
     /// An increment known to be applied: writes a number even where a projected state would not allow
     /// it (the real state did). Above a re-folded region only the fact that a number is there matters.
     private static func forceIncrement(at keys: ArraySlice<Key>, by: Number, from: Number, state: inout Value) {
+        let sum = { (current: Value) in ((Number(current) ?? from).adding(by) ?? by).value }
         // One walk where no scalar lies above the counter.
-        let walked = state.update(at: keys) { node in node = ((Number(node) ?? from).adding(by) ?? by).value }
-        guard !walked else { return }
-        let current = Number(state.value(at: keys)) ?? from
-        state.write((current.adding(by) ?? by).value, at: keys)
+        guard !state.update(at: keys, { $0 = sum($0) }) else { return }
+        state.write(sum(state.value(at: keys)), at: keys)
     }
 
     private static func increment(at path: Path, by: Number, from: Number, state: inout Value) -> Outcome {

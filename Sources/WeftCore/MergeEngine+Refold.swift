@@ -26,11 +26,12 @@ extension MergeEngine {
         // An arriving merge or batch may already be applied in some of its regions (by an earlier re-fold
         // of another region, or written there at once, write by write) and be rejected here: the
         // regions do not hold the fold of the recorded outcomes without it.
-        let stateIsRecorded =
-            !arriving.contains(where: \.hasSeveralAnchors)
-            && (rebuiltBefore.map { rebuilt in !anchors.contains { root in rebuilt.contains { $0.isRelated(to: root) } }
-            }
-                ?? false)
+        let stateIsRecorded: Bool
+        if let rebuiltBefore, !arriving.contains(where: \.hasSeveralAnchors) {
+            stateIsRecorded = !anchors.contains { root in rebuiltBefore.contains { $0.isRelated(to: root) } }
+        } else {
+            stateIsRecorded = false
+        }
         var mini = Value.null
         // Each region starts from the latest point before the change whose value is known: a snapshot
         // an earlier re-fold kept, a blind set of exactly the region, or else the base. Each region's

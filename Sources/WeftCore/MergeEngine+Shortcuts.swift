@@ -253,8 +253,7 @@ extension MergeEngine {
     ) {
         var refolded = alsoRefolding
         for ((path, value), part) in zip(writes, parts) {
-            if !pending.isEmpty, pending.contains(where: { $0.root.isRelated(to: path) }) {
-                // The state there is stale until the pending region's re-fold, which decides this write.
+            if Self.isPending(path, in: pending) {
                 refolded.append(path)
             } else if !part.conflicts {
                 let old = capturesChanges ? state.value(at: path) : .null
@@ -319,9 +318,8 @@ extension MergeEngine {
         _ op: Op, writes: [(path: Path, write: DisjointWrite)], parts: [PathIndex.Part],
         pending: inout [PendingRefold], report: inout ApplyReport
     ) -> Bool {
-        // A write related to a pending region is decided by that region's re-fold.
-        let roots = pending.map(\.root)
-        let isPending = { (path: Path) in roots.contains { $0.isRelated(to: path) } }
+        let regions = pending
+        let isPending = { (path: Path) in Self.isPending(path, in: regions) }
         var sums: [(path: Path, old: Value, new: Value)] = []
         for ((path, write), part) in zip(writes, parts) {
             guard case .increment(let by, let from) = write, !isPending(path) else { continue }

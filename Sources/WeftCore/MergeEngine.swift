@@ -384,6 +384,12 @@ public final class MergeEngine {
         pending = kept + [merged]
     }
 
+    /// True when `path` is related to a pending region: the state there is stale until that region's
+    /// re-fold, which decides any write there.
+    static func isPending(_ path: Path, in pending: [PendingRefold]) -> Bool {
+        pending.contains { $0.root.isRelated(to: path) }
+    }
+
     /// Re-folds the pending regions.
     ///
     /// - Returns: the roots of every region rebuilt.
@@ -397,17 +403,13 @@ public final class MergeEngine {
         for (position, region) in regions.enumerated() {
             guard let members = groups[region.group], members[0] == position else { continue }
             statistics.refolds += 1
-            guard members.count > 1 else {
-                rebuilt += refold(
-                    after: region.stamp, anchors: [region.root], arriving: region.arriving, rebuiltBefore: rebuilt,
-                    report: &report)
-                continue
-            }
             // The regions one op opened: one re-fold, as for that op alone.
-            var arriving: [Op] = []
-            var known = Set<Stamp>()
-            for member in members {
-                for op in regions[member].arriving where known.insert(op.stamp).inserted { arriving.append(op) }
+            var arriving = region.arriving
+            if members.count > 1 {
+                var known = Set(arriving.map(\.stamp))
+                for member in members.dropFirst() {
+                    for op in regions[member].arriving where known.insert(op.stamp).inserted { arriving.append(op) }
+                }
             }
             rebuilt += refold(
                 after: members.map { regions[$0].stamp }.min() ?? region.stamp,
