@@ -56,6 +56,8 @@ final class SimulatedReplica {
     /// Sessions of this replica: (connection, side), in the order they opened.
     var endpoints: [EndpointAddress] = []
     private var cachedView: ReplicaLogView?
+    /// The bytes of the ops this replica made or received, which its sessions send as they are.
+    private let encodings = EncodingCache()
 
     init(
         index: Int, id: ReplicaID, profile: ReplicaProfile, disk: any ReplicaDisk, sabotage: Sabotage?,
@@ -84,7 +86,7 @@ final class SimulatedReplica {
     var view: ReplicaLogView {
         if let cachedView { return cachedView }
         let view = ReplicaLogView(
-            engine: engine, versionVector: durable.vector, compactionFrontier: compacted,
+            engine: engine, encodings: encodings, versionVector: durable.vector, compactionFrontier: compacted,
             stableFrontier: book.stableFrontier(local: durable.vector))
         cachedView = view
         return view
@@ -100,7 +102,9 @@ final class SimulatedReplica {
         lastOwnSequence += 1
         let op = WritePlan.op(of: write, stamp: stamp, sequence: lastOwnSequence, read: engine.versionVector)
         let report = engine.apply([op])
-        try commit([op], encodings: nil, changes: report.changes)
+        let encoding = OpCodec.encode(op)[...]
+        encodings.keep(op, encoding)
+        try commit([op], encodings: [encoding], changes: report.changes)
         return (op, report)
     }
 
@@ -119,8 +123,9 @@ final class SimulatedReplica {
         let report = engine.apply(ops)
         let fresh = report.admitted.map { ops[$0] }
         if !fresh.isEmpty {
-            try commit(
-                fresh, encodings: encodings.map { all in report.admitted.map { all[$0] } }, changes: report.changes)
+            let freshEncodings = encodings.map { all in report.admitted.map { all[$0] } }
+            if let freshEncodings { for (op, bytes) in zip(fresh, freshEncodings) { self.encodings.keep(op, bytes) } }
+            try commit(fresh, encodings: freshEncodings, changes: report.changes)
         }
         return (fresh, report)
     }
@@ -299,6 +304,7 @@ struct EndpointAddress: Hashable {
 /// survives a crash.
 struct ReplicaLogView: OpSource {
     let engine: any ReplicaEngine
+    let encodings: EncodingCache
     let versionVector: VersionVector
     let compactionFrontier: VersionVector
     let stableFrontier: VersionVector
@@ -315,6 +321,10 @@ struct ReplicaLogView: OpSource {
         let available = versionVector[origin]
         guard sequence < available else { return [] }
         return engine.ops(from: origin, after: sequence, limit: min(limit, Int(available - sequence)))
+    }
+
+    func encodedOps(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> EncodedOps {
+        encodings.encoded(try ops(from: origin, after: sequence, limit: limit, bytesMax: bytesMax))
     }
 }
 
@@ -346,5 +356,33 @@ struct ContiguousLog {
         } else if op.sequence > last + 1 {
             ahead[origin, default: []].insert(op.sequence)
         }
+    }
+}
+
+/// The encodings of the ops a replica made or received, by origin and sequence, so that its sessions
+/// send the bytes as they are instead of encoding each op again for every peer (as a store that keeps
+/// the received bytes would). An entry serves only the op with its stamp: a sequence reused after a
+/// crash lost its op, or stamped again by a late joiner, misses and is encoded anew.
+final class EncodingCache {
+    private var byOrigin: [ReplicaID: [(stamp: Stamp, bytes: ArraySlice<UInt8>)?]] = [:]
+
+    /// Keeps the bytes of `op` (`OpCodec.encode(op)`).
+    func keep(_ op: Op, _ bytes: ArraySlice<UInt8>) {
+        let slot = Int(op.sequence) - 1
+        var list = byOrigin.removeValue(forKey: op.origin) ?? []
+        if list.count <= slot { list.append(contentsOf: repeatElement(nil, count: slot + 1 - list.count)) }
+        list[slot] = (op.stamp, bytes)
+        byOrigin[op.origin] = list
+    }
+
+    /// `ops` with their encodings: the kept bytes where they are of the same op, else encoded now.
+    func encoded(_ ops: [Op]) -> EncodedOps {
+        guard let origin = ops.first?.origin, let list = byOrigin[origin] else { return EncodedOps(ops) }
+        let encodings = ops.map { op in
+            let slot = Int(op.sequence) - 1
+            if op.origin == origin, slot < list.count, let kept = list[slot], kept.stamp == op.stamp { return kept.bytes }
+            return OpCodec.encode(op)[...]
+        }
+        return EncodedOps(ops: ops, encodings: encodings)
     }
 }

@@ -23,7 +23,10 @@ public struct EncodedOps: Sendable, Hashable, RandomAccessCollection, Expressibl
 
     public init(arrayLiteral ops: Op...) { self.init(ops) }
 
-    private init(ops: [Op], encodings: [ArraySlice<UInt8>]) {
+    /// Ops with the bytes kept for them: `encodings[i]` must be `OpCodec.encode(ops[i])` (bytes read
+    /// from the wire or the store, for instance).
+    public init(ops: [Op], encodings: [ArraySlice<UInt8>]) {
+        precondition(ops.count == encodings.count, "one encoding per op")
         self.ops = ops
         self.encodings = encodings
     }

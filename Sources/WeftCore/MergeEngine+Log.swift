@@ -69,7 +69,7 @@ extension MergeEngine {
         var folded: [Op] = []
         forEachLoggedOp(through: newFrontier) { folded.append($0) }
         folded.sort { $0.stamp < $1.stamp }
-        var touches: [TouchKey: UInt64] = [:]
+        var touches: [CompactedTouchSlot: UInt64] = [:]
         for op in folded {
             Fold.replay(op, outcome: unusualOutcomes[op.stamp] ?? .applied, to: &base, registry: registry)
             loggedCount -= 1
@@ -77,26 +77,19 @@ extension MergeEngine {
             incrementsFromNull.remove(op.stamp)
             compactedTouches.insertTouches(of: op)
             for anchor in op.anchors {
-                let key = TouchKey(path: anchor, origin: op.origin)
+                let key = CompactedTouchSlot(path: anchor, origin: op.origin)
                 touches[key] = max(touches[key] ?? 0, op.sequence)
             }
             origins[op.origin]?.remove(sequence: op.sequence)
         }
         index.removeCompacted(folded, upTo: newFrontier)
         frontier = newFrontier
-        lastCompactionTouches = touches.map {
-            CompactedTouch(path: $0.key.path, origin: $0.key.origin, sequence: $0.value)
-        }
-        .sorted { ($0.path, $0.origin) < ($1.path, $1.origin) }
+        lastCompactionSlots = touches
         if loggedCount == 0 { precondition(base == state, "compaction changed the state") }
         return folded.count
     }
 }
 
-private struct TouchKey: Hashable {
-    var path: Path
-    var origin: ReplicaID
-}
 
 /// That an origin's ops up to `sequence` touched the node at `path`, for ops folded into the base.
 ///
@@ -116,5 +109,24 @@ public struct CompactedTouch: Sendable, Hashable {
         self.path = path
         self.origin = origin
         self.sequence = sequence
+    }
+}
+
+/// The key of a touch of compacted ops: one per anchor path and origin (a store keeps one row each).
+public struct CompactedTouchSlot: Hashable, Sendable {
+    public var path: Path
+    public var origin: ReplicaID
+
+    public init(path: Path, origin: ReplicaID) {
+        self.path = path
+        self.origin = origin
+    }
+}
+
+extension Array where Element == CompactedTouch {
+    /// The touches in the order the engine reports them and both stores return them: by path, then by
+    /// origin.
+    public func sortedForStore() -> [CompactedTouch] {
+        sorted { ($0.path, $0.origin) < ($1.path, $1.origin) }
     }
 }

@@ -51,8 +51,15 @@ public final class MergeEngine {
     var compactedTouches = PathIndex()
     /// Every known op above the frontier, logged or waiting, by origin and sequence: the log itself.
     var origins: [ReplicaID: OriginLog] = [:]
-    /// What the last ``compact(upTo:)`` folded, as touches a store keeps for the next open.
-    public internal(set) var lastCompactionTouches: [CompactedTouch] = []
+    /// What the last ``compact(upTo:)`` folded: per anchor and origin, the highest sequence. Sorted into
+    /// ``lastCompactionTouches`` only when a store asks (the simulator's engines never do).
+    var lastCompactionSlots: [CompactedTouchSlot: UInt64] = [:]
+    /// What the last ``compact(upTo:)`` folded, as touches a store keeps for the next open, sorted by path
+    /// then origin.
+    public var lastCompactionTouches: [CompactedTouch] {
+        lastCompactionSlots.map { CompactedTouch(path: $0.key.path, origin: $0.key.origin, sequence: $0.value) }
+            .sortedForStore()
+    }
 
     /// A new engine over a base (the empty tree for a new replica).
     ///

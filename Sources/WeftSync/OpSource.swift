@@ -42,6 +42,12 @@ public protocol OpSource {
     /// - Throws: any error of the storage; the session closes with ``SyncErrorCode/localFailure``.
     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> [Op]
 
+    /// The ops ``ops(from:after:limit:bytesMax:)`` returns, each with its encoding (``OpCodec``), which
+    /// the session sends as it is. A source that kept the bytes it received or stored returns them and
+    /// saves encoding each op again for every peer. Defaults to encoding the ops.
+    /// - Throws: as ``ops(from:after:limit:bytesMax:)``.
+    func encodedOps(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> EncodedOps
+
     /// The base state at ``compactionFrontier`` (its `frontier` must equal it).
     /// - Throws: any error of the storage; the session closes with ``SyncErrorCode/localFailure``.
     func snapshot() throws -> SyncSnapshot
@@ -56,6 +62,13 @@ extension OpSource {
 
     /// Never compacted.
     public var compactionStamp: Stamp? { nil }
+
+    /// The ops, encoded now.
+    public func encodedOps(
+        from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int
+    ) throws -> EncodedOps {
+        EncodedOps(try ops(from: origin, after: sequence, limit: limit, bytesMax: bytesMax))
+    }
 
     /// The empty state at the (empty) compaction frontier.
     public func snapshot() throws -> SyncSnapshot { SyncSnapshot(value: .null, frontier: compactionFrontier) }

@@ -63,9 +63,10 @@ extension SyncLink {
         let after = outbound.cursor[origin]
         precondition(after < last, "no op of \(origin) to send")
         let limit = min(settings.batchOpsMax - count, Int(clamping: last - after))
-        let ops: [Op]
+        let ops: EncodedOps
         do {
-            ops = try source.ops(from: origin, after: after, limit: limit, bytesMax: budget - builder.payloadCount)
+            ops = try source.encodedOps(
+                from: origin, after: after, limit: limit, bytesMax: budget - builder.payloadCount)
         } catch {
             throw SyncError(.localFailure, "reading ops of \(origin) after \(after) failed: \(error)")
         }
@@ -74,14 +75,14 @@ extension SyncLink {
                 .localFailure, "the log covers ops of \(origin) up to \(last) but returned none after \(after)")
         }
         var expected = after + 1
-        for op in ops {
+        for (op, encoding) in zip(ops.ops, ops.encodings) {
             guard count < settings.batchOpsMax, builder.payloadCount < budget, expected <= last else { break }
             guard op.origin == origin, op.sequence == expected else {
                 throw SyncError(
                     .localFailure, "the log returned op \(op.origin):\(op.sequence) where \(origin):\(expected) was due"
                 )
             }
-            OpCodec.write(op, to: &builder.writer)
+            builder.writer.write(raw: encoding)
             count += 1
             expected += 1
         }
