@@ -93,9 +93,10 @@ extension Simulation {
     func withSession(
         _ address: EndpointAddress, _ body: (inout SyncSession, ReplicaLogView, UInt64) -> [SyncAction]
     ) {
-        guard failure == nil, var session = connections[address.connection]?.sessions[address.side] else { return }
+        guard failure == nil, connections[address.connection] != nil,
+            var session = connections[address.connection]!.sessions[address.side].take()
+        else { return }
         let replica = replicas[connections[address.connection]!.replicas[address.side]]
-        connections[address.connection]!.sessions[address.side] = nil
         let actions = body(&session, replica.view, now)
         connections[address.connection]!.sessions[address.side] = session
         perform(actions, at: address)

@@ -14,6 +14,12 @@ struct MemoryState: Sendable {
 
     /// One op of an origin, by sequence.
     struct Place: Sendable {
+        /// An origin and sequence: the slot of one op.
+        struct Slot: Hashable {
+            var origin: ReplicaID
+            var sequence: UInt64
+        }
+
         var sequence: UInt64
         var stamp: Stamp
     }
@@ -58,14 +64,16 @@ struct MemoryState: Sendable {
     /// Throws when `batch` breaks a rule; the state is untouched either way.
     func check(_ batch: StoreBatch, bytesMax: Int?, location: String) throws {
         try batch.checkOps(frontier: marks.frontier)
-        var claimed: [ReplicaID: [UInt64: Stamp]] = [:]
+        // New ops may not take a sequence the log, or another op of the batch, already gives its origin.
+        var claimed: [Place.Slot: Stamp] = [:]
+        if batch.ops.count > 1 { claimed.reserveCapacity(batch.ops.count) }
         for record in batch.ops where entries[record.op.stamp] == nil {
             let op = record.op
-            let existing = claimed[op.origin]?[op.sequence] ?? stamp(of: op.origin, sequence: op.sequence)
-            if let existing, existing != op.stamp {
+            let slot = Place.Slot(origin: op.origin, sequence: op.sequence)
+            let existing = batch.ops.count > 1 ? claimed.updateValue(op.stamp, forKey: slot) : nil
+            if let existing = existing ?? stamp(of: op.origin, sequence: op.sequence), existing != op.stamp {
                 throw StoreError.conflictingOp(origin: op.origin, sequence: op.sequence)
             }
-            claimed[op.origin, default: [:]][op.sequence] = op.stamp
         }
         guard let bytesMax else { return }
         var growth = [batch.ops, batch.replacedOps].joined().reduce(0) { $0 + $1.encoded.count + StampKey.count }
@@ -154,20 +162,20 @@ struct MemoryState: Sendable {
 
     private mutating func writeTree(_ value: Value, at path: Path) {
         let text = TreeRows.textBytes(path)
-        treeBytes -= TreeRows.bytes(of: tree.value(at: path), textBytes: text)
-        if !value.isNull {
-            // A scalar above the path gives way to an object: its row goes.
-            var node = tree
-            var nodeText = 0
-            for key in path.keys {
-                guard case .object(let children) = node else {
-                    treeBytes -= TreeRows.bytes(of: node, textBytes: nodeText)
-                    break
-                }
-                node = children[key] ?? .null
-                nodeText += 1 + key.text.utf8.count
+        // One walk down: the old value's rows go; a scalar above the path gives way to an object
+        // (when the value is not null), and its row goes.
+        var node = tree
+        var nodeText = 0
+        for key in path.keys {
+            guard case .object(let children) = node else {
+                if !value.isNull { treeBytes -= TreeRows.bytes(of: node, textBytes: nodeText) }
+                node = .null
+                break
             }
+            node = children[key] ?? .null
+            nodeText += 1 + key.text.utf8.count
         }
+        treeBytes -= TreeRows.bytes(of: node, textBytes: text)
         tree.write(value, at: path)
         treeBytes += TreeRows.bytes(of: value, textBytes: text)
         precondition(treeBytes >= 0, "the tree size model went negative")
