@@ -76,8 +76,8 @@ extension MergeEngine {
             unusualOutcomes.removeValue(forKey: op.stamp)
             incrementsFromNull.remove(op.stamp)
             compactedTouches.insertTouches(of: op)
-            for anchor in op.anchors {
-                let key = CompactedTouchSlot(path: anchor, origin: op.origin)
+            op.forEachAnchor { head, tail in
+                let key = CompactedTouchSlot(path: Path(uncheckedKeys: tail.isEmpty ? head : head + tail), origin: op.origin)
                 touches[key] = max(touches[key] ?? 0, op.sequence)
             }
             origins[op.origin]?.remove(sequence: op.sequence)

@@ -68,15 +68,23 @@ public struct Op: Sendable, Hashable {
         case .batch: isBatch = true
         default: return [path]
         }
-        // A batch may write one node in several parts: each anchor once.
-        var seen = Set<Path>()
+        // A batch may write one node in several parts: each anchor once. Batches have few parts, so a
+        // scan of the anchors so far finds repeats without hashing paths.
         var result: [Path] = []
-        _ = containsAnchor { head, tail in
+        forEachAnchor { head, tail in
             let anchor = Path(uncheckedKeys: tail.isEmpty ? head : head + tail)
-            if !isBatch || seen.insert(anchor).inserted { result.append(anchor) }
-            return false
+            if !isBatch || !result.contains(anchor) { result.append(anchor) }
         }
         return result
+    }
+
+    /// Calls `body` with each anchor's keys in two parts, as ``containsAnchor(where:)`` gives them,
+    /// without building the anchors. A batch that writes one node in several parts gives it once per part.
+    public func forEachAnchor(_ body: (_ head: [Key], _ tail: [Key]) -> Void) {
+        _ = containsAnchor { head, tail in
+            body(head, tail)
+            return false
+        }
     }
 
     /// True for merges and batches, the kinds whose anchors are their written nodes (a merge or batch

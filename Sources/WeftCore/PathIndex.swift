@@ -231,6 +231,17 @@ final class PathIndex {
         return current
     }
 
+    /// The node whose keys are `head` then `tail`, if any op was recorded there or below.
+    func node(at head: [Key], _ tail: [Key]) -> Node? {
+        var current = root
+        for position in 0..<(head.count + tail.count) {
+            let key = position < head.count ? head[position] : tail[position - head.count]
+            guard let next = current.children[key] else { return nil }
+            current = next
+        }
+        return current
+    }
+
     /// True when an op stamped after `stamp` is recorded at the node whose keys are `head` then `tail`, at
     /// an ancestor of it, or below it: what ``insert(_:)`` reports as a conflict, read without recording.
     func hasLater(than stamp: Stamp, at head: [Key], _ tail: [Key]) -> Bool {
@@ -448,7 +459,9 @@ final class PathIndex {
     /// Records only which origins touched the op's anchors (for ops folded into the base, whose
     /// per-origin sequences still decide whether later transactions saw them).
     func insertTouches(of op: Op) {
-        for anchor in op.anchors { insertTouch(at: anchor.keys, origin: op.origin, sequence: op.sequence) }
+        op.forEachAnchor { head, tail in
+            insertTouch(at: tail.isEmpty ? head : head + tail, origin: op.origin, sequence: op.sequence)
+        }
     }
 
     /// Every touch recorded at a node (``Node/latestOwn``), parents before children: what
@@ -482,10 +495,10 @@ final class PathIndex {
     func removeCompacted(_ ops: [Op], upTo frontier: Stamp) {
         var nodes: [ObjectIdentifier: Node] = [:]
         for op in ops {
-            for anchor in op.anchors {
-                guard let node = node(at: anchor.keys[...]) else { continue }
+            if case .call = op.kind, let node = node(at: op.path.keys[...]) { node.callCount -= 1 }
+            op.forEachAnchor { head, tail in
+                guard let node = node(at: head, tail) else { return }
                 nodes[ObjectIdentifier(node)] = node
-                if case .call = op.kind { node.callCount -= 1 }
             }
         }
         for node in nodes.values { node.removeOwn(through: frontier) }
