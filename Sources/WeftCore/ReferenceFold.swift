@@ -29,7 +29,8 @@ public enum ReferenceFold {
                 return true
             }
             outcomes[op.stamp] = outcome
-            if outcome != .waiting { index.insert(op) }
+            // The transaction rule needs only which origins touched which nodes, up to which sequence.
+            if outcome != .waiting { index.insertTouches(of: op) }
         }
         return Result(state: state, outcomes: outcomes)
     }
