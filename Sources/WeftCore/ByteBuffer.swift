@@ -54,8 +54,8 @@ public struct ByteReader {
     /// Position of the next byte to read.
     public private(set) var offset: Int
     let end: Int
-    /// Paths already decoded from these bytes, when the reader reads many ops (see ``PathCache``).
-    var paths: PathCache?
+    /// Paths already decoded, when the reader reads many ops (see ``PathCache``).
+    public var paths: PathCache?
 
     public init(_ bytes: [UInt8], offset: Int = 0, end: Int? = nil) {
         self.bytes = bytes
@@ -147,19 +147,23 @@ public struct ByteReader {
     }
 }
 
-/// The paths decoded from one buffer, by their encoded bytes: a batch of ops names the same few paths
-/// again and again (hot counters, shared objects), and a repeat is found by hashing and comparing its
-/// bytes instead of building and validating every key again. A fixed number of slots, the newest path
-/// taking the slot of its hash.
-final class PathCache {
+/// Paths already decoded, by their encoded bytes: the ops of a batch, and of a peer's batches one after
+/// another, name the same few paths again and again (hot counters, shared objects), and a repeat is
+/// found by hashing and comparing its bytes instead of building and validating every key again. A fixed
+/// number of slots, the newest path taking the slot of its hash; each slot keeps a copy of its bytes, so
+/// a cache outlives the buffers it read.
+///
+/// A reader gets one for the ops of one buffer (``EncodedOps/read(from:countMax:)``); a sync session
+/// keeps one across the frames of its peer.
+public struct PathCache: Sendable {
     /// Most slots a cache has.
-    static let slotCountMax = 256
+    public static let slotCountMax = 256
     private let slotCount: Int
-    private var slots: [(bytes: ArraySlice<UInt8>, path: Path)?]
+    private var slots: [(bytes: [UInt8], path: Path)?]
 
     /// A cache for about `expectedPaths` paths: a power of two of slots, from 8 to ``slotCountMax``
     /// (a small frame does not make and free hundreds of empty slots).
-    init(expectedPaths: Int = PathCache.slotCountMax) {
+    public init(expectedPaths: Int = PathCache.slotCountMax) {
         var count = 8
         while count < min(expectedPaths, Self.slotCountMax) { count <<= 1 }
         slotCount = count
@@ -176,8 +180,8 @@ final class PathCache {
     }
 
     /// Keeps `path`, decoded from `bytes`.
-    func store(_ path: Path, encodedBy bytes: ArraySlice<UInt8>) {
-        slots[slot(of: bytes)] = (bytes, path)
+    mutating func store(_ path: Path, encodedBy bytes: ArraySlice<UInt8>) {
+        slots[slot(of: bytes)] = (Array(bytes), path)
     }
 
     private func slot(of bytes: ArraySlice<UInt8>) -> Int {

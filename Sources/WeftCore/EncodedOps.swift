@@ -38,11 +38,12 @@ public struct EncodedOps: Sendable, Hashable, RandomAccessCollection, Expressibl
     public static func read(from reader: inout ByteReader, countMax: Int) throws -> EncodedOps {
         var ops: [Op] = []
         var encodings: [ArraySlice<UInt8>] = []
-        // A frame's ops name the same paths again and again: each is decoded and validated once.
-        let previousCache = reader.paths
+        // A frame's ops name the same paths again and again: each is decoded and validated once. A reader
+        // may bring a cache of its own (a session's, kept across frames); else one serves these bytes.
         // An op takes at least a dozen bytes, most several dozen: a slot per 16 bytes left is plenty.
-        reader.paths = PathCache(expectedPaths: (reader.bytes.endIndex - reader.offset) / 16)
-        defer { reader.paths = previousCache }
+        let ownsCache = reader.paths == nil
+        if ownsCache { reader.paths = PathCache(expectedPaths: (reader.bytes.endIndex - reader.offset) / 16) }
+        defer { if ownsCache { reader.paths = nil } }
         while !reader.isAtEnd {
             guard ops.count < countMax else { throw reader.fail("more than \(countMax) ops") }
             let start = reader.offset

@@ -160,14 +160,14 @@ public enum OpCodec {
     }
 
     public static func readPath(from reader: inout ByteReader) throws -> Path {
-        guard let cache = reader.paths else { return try decodePath(from: &reader) }
+        guard reader.paths != nil else { return try decodePath(from: &reader) }
         let start = reader.offset
-        if let end = pathEnd(in: reader), let path = cache.path(encodedBy: reader.bytes[start..<end]) {
+        if let end = pathEnd(in: reader), let path = reader.paths?.path(encodedBy: reader.bytes[start..<end]) {
             reader.skip(to: end)
             return path
         }
         let path = try decodePath(from: &reader)
-        cache.store(path, encodedBy: reader.bytes[start..<reader.offset])
+        reader.paths?.store(path, encodedBy: reader.bytes[start..<reader.offset])
         return path
     }
 

@@ -481,13 +481,18 @@ final class PathIndex {
 
     /// Records that `origin` touched the node at `keys` up to `sequence`.
     func insertTouch(at keys: [Key], origin: ReplicaID, sequence: UInt64) {
-        var current = root
-        current.latestSubtree.raise(origin: origin, sequence: sequence)
+        // Unretained, as in `record`: the trie owns its nodes and the walk removes none.
+        var current = Unmanaged.passUnretained(root)
         for key in keys {
-            current = current.child(creating: key)
-            current.latestSubtree.raise(origin: origin, sequence: sequence)
+            current = current._withUnsafeGuaranteedRef { node in
+                node.latestSubtree.raise(origin: origin, sequence: sequence)
+                return node.children.unretained(creating: key)
+            }
         }
-        current.latestOwn.raise(origin: origin, sequence: sequence)
+        current._withUnsafeGuaranteedRef { node in
+            node.latestSubtree.raise(origin: origin, sequence: sequence)
+            node.latestOwn.raise(origin: origin, sequence: sequence)
+        }
     }
 
     /// Removes the compacted ops from the own lists at their anchors: every own stamp at or below

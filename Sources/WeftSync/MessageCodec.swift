@@ -28,10 +28,21 @@ public enum MessageCodec {
     ///   ``SyncErrorCode/unsupportedVersion`` for a hello of another protocol version, and
     ///   ``SyncErrorCode/malformedFrame`` for anything else that does not parse.
     public static func decode(_ frame: Frame) throws(SyncError) -> Message {
+        var paths: PathCache?
+        return try decode(frame, paths: &paths)
+    }
+
+    /// The message a frame carries, decoding ops' paths through `paths` (a cache kept across the frames
+    /// of one peer), when there is one.
+    ///
+    /// - Throws: as ``decode(_:)``.
+    public static func decode(_ frame: Frame, paths: inout PathCache?) throws(SyncError) -> Message {
         guard let type = MessageType(rawValue: frame.type) else {
             throw SyncError(.unknownMessage, "unknown frame type \(frame.type)")
         }
         var reader = ByteReader(frame.payload)
+        reader.paths = paths.take()
+        defer { paths = reader.paths.take() }
         let message = try readPayload(type, from: &reader)
         guard reader.isAtEnd else {
             throw SyncError(.malformedFrame, "\(reader.remaining) trailing bytes after a \(type) message")

@@ -22,6 +22,8 @@ public struct SyncSession: Sendable {
     public let configuration: SyncConfiguration
     var state: State = .idle
     var decoder = FrameDecoder(frameBytesMax: SyncLimits.handshakeFrameBytesMax)
+    /// The paths of the peer's ops decoded so far: its frames name the same paths again and again.
+    var paths: PathCache? = PathCache()
     var startedAt: UInt64 = 0
     var lastReceivedAt: UInt64 = 0
     var lastSentAt: UInt64 = 0
@@ -226,7 +228,7 @@ public struct SyncSession: Sendable {
         while true {
             if case .closed = state { return }
             guard let frame = try decoder.nextFrame() else { return }
-            let message = try MessageCodec.decode(frame)
+            let message = try MessageCodec.decode(frame, paths: &paths)
             try handle(message, frameBytes: frame.encodedCount, source: source, outbox: &outbox, now: now)
         }
     }

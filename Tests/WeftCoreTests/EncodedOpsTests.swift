@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func aPathCacheAnswersOnlyTheExactBytes() throws {
-        let cache = PathCache()
+        var cache = PathCache()
         let path = try Path("/ab/c")
         var writer = ByteWriter()
         OpCodec.write(path, to: &writer)
