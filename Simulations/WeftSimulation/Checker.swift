@@ -18,6 +18,9 @@ final class Checker {
     /// Every op made and not lost in a crash before it left its replica.
     private(set) var ops: [Stamp: Op] = [:]
     private var slots: [Slot: Stamp] = [:]
+    /// The bytes each op of `ops` was made with (``OpCodec/encode(_:)``): an op received over the wire
+    /// must arrive as exactly these.
+    private var encodings: [Stamp: ArraySlice<UInt8>] = [:]
     /// The ops each replica holds (made, received, or read back from its disk).
     private(set) var known: [Set<Stamp>]
     /// The same, in the order they came, for sampling.
@@ -63,7 +66,7 @@ final class Checker {
 
     /// A replica made an op: its stamp must exceed every stamp it knows, and its origin and sequence
     /// must be new.
-    func wrote(_ op: Op, at replica: Int) -> SimulationFailure? {
+    func wrote(_ op: Op, encoding: ArraySlice<UInt8>, at replica: Int) -> SimulationFailure? {
         if let greatest = greatestStamp[replica], op.stamp <= greatest {
             return failure(.stampNotMonotonic, replica, "stamped \(op.stamp) after knowing \(greatest)")
         }
@@ -73,19 +76,29 @@ final class Checker {
         }
         if ops[op.stamp] != nil { return failure(.conflictingOps, replica, "stamp \(op.stamp) made twice") }
         ops[op.stamp] = op
+        encodings[op.stamp] = encoding
         slots[slot] = op.stamp
         _ = insertKnown(op.stamp, at: replica)
         return nil
     }
 
-    /// A replica merged ops from a peer: each must be an op some replica made, unaltered; the ones
-    /// the replica called known must be known.
-    func received(_ ops: [Op], fresh: [Op], refused: Set<Stamp> = [], at replica: Int) -> SimulationFailure? {
-        for op in fresh {
-            guard let original = self.ops[op.stamp] else {
+    /// A replica merged ops from a peer: each must be an op some replica made, unaltered (byte for byte
+    /// when `freshEncodings` gives the bytes the fresh ops arrived as); the ones the replica called known
+    /// must be known.
+    func received(
+        _ ops: [Op], fresh: [Op], freshEncodings: [ArraySlice<UInt8>]? = nil, refused: Set<Stamp> = [],
+        at replica: Int
+    ) -> SimulationFailure? {
+        for (position, op) in fresh.enumerated() {
+            let unaltered: Bool
+            if let freshEncodings, let made = encodings[op.stamp] {
+                unaltered = made == freshEncodings[position]
+            } else if let original = self.ops[op.stamp] {
+                unaltered = original == op
+            } else {
                 return failure(.conflictingOps, replica, "received \(op.stamp), which no replica made")
             }
-            guard original == op else { return failure(.conflictingOps, replica, "op \(op.stamp) arrived altered") }
+            guard unaltered else { return failure(.conflictingOps, replica, "op \(op.stamp) arrived altered") }
             _ = insertKnown(op.stamp, at: replica)
         }
         if fresh.count < ops.count {
@@ -114,6 +127,8 @@ final class Checker {
             }
             self.ops[old] = nil
             self.ops[op.stamp] = op
+            encodings[old] = nil
+            encodings[op.stamp] = OpCodec.encode(op)[...]
             slots[slot] = op.stamp
             known[replica].remove(old)
             knownOrder[replica].removeAll { $0 == old }
@@ -153,6 +168,7 @@ final class Checker {
                     .unsyncedOpEscaped, replica, "op \(op.sequence) (\(op.stamp)) was lost but r\(other) has it")
             }
             ops.removeValue(forKey: op.stamp)
+            encodings.removeValue(forKey: op.stamp)
             slots.removeValue(forKey: Slot(origin: op.origin, sequence: op.sequence))
         }
         knownOrder[replica] = knownOrder[replica].filter { known[replica].contains($0) }
@@ -239,8 +255,8 @@ final class Checker {
                 byOps[key] = entry
                 continue
             }
-            guard known[first.replica] == known[entry.replica] else { continue }
-            if first.digest != entry.digest {
+            // Equal digests break nothing; different ones are a failure only for the very same op sets.
+            if first.digest != entry.digest, known[first.replica] == known[entry.replica] {
                 return failure(
                     .sameOpsDifferentDigests, entry.replica,
                     "r\(first.replica) and r\(entry.replica) hold the same \(known[entry.replica].count) ops "

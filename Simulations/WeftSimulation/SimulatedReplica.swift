@@ -96,7 +96,7 @@ final class SimulatedReplica {
 
     /// Makes a local op of `write` and applies it.
     /// - Throws: the clock's error when the 48-bit range runs out (never in practice).
-    func write(_ write: WritePlan.Write, now: UInt64) throws -> (Op, ApplyReport) {
+    func write(_ write: WritePlan.Write, now: UInt64) throws -> (Op, ArraySlice<UInt8>, ApplyReport) {
         precondition(isUp, "a crashed replica does not write")
         let stamp = try clock.next(wallMillis: wallMillis(now: now))
         lastOwnSequence += 1
@@ -105,14 +105,15 @@ final class SimulatedReplica {
         let encoding = OpCodec.encode(op)[...]
         encodings.keep(op, encoding)
         try commit([op], encodings: [encoding], changes: report.changes)
-        return (op, report)
+        return (op, encoding, report)
     }
 
     /// Checks the stamps of ops received, then merges and commits the new ones.
     /// - Returns: nil when a stamp runs too far ahead of this replica's clock (nothing is applied);
-    ///   otherwise the ops new to this replica and the engine's report.
+    ///   otherwise the ops new to this replica, their encodings when `encodings` were given, and the
+    ///   engine's report.
     func receive(_ ops: [Op], encodings: [ArraySlice<UInt8>]? = nil, now: UInt64) throws -> (
-        fresh: [Op], report: ApplyReport
+        fresh: [Op], freshEncodings: [ArraySlice<UInt8>]?, report: ApplyReport
     )? {
         precondition(isUp, "a crashed replica receives nothing")
         let wall = wallMillis(now: now)
@@ -122,12 +123,12 @@ final class SimulatedReplica {
         for op in ops { try? clock.receive(op.stamp, wallMillis: wall) }
         let report = engine.apply(ops)
         let fresh = report.admitted.map { ops[$0] }
+        let freshEncodings = encodings.map { all in report.admitted.map { all[$0] } }
         if !fresh.isEmpty {
-            let freshEncodings = encodings.map { all in report.admitted.map { all[$0] } }
             if let freshEncodings { for (op, bytes) in zip(fresh, freshEncodings) { self.encodings.keep(op, bytes) } }
             try commit(fresh, encodings: freshEncodings, changes: report.changes)
         }
-        return (fresh, report)
+        return (fresh, freshEncodings, report)
     }
 
     /// One group commit; synced at once when the replica syncs every commit.

@@ -38,13 +38,13 @@ extension Simulation {
         guard let index = replica(at: address) else { return }
         let replica = replicas[index]
         let ops = batch.ops
-        let outcome: (fresh: [Op], report: ApplyReport)?
+        let outcome: (fresh: [Op], freshEncodings: [ArraySlice<UInt8>]?, report: ApplyReport)?
         do {
             outcome = try replica.receive(ops, encodings: batch.encodings, now: now)
         } catch {
             return fail(.localFailure, index, "committing ops from \(peer) failed: \(error)")
         }
-        guard let (fresh, report) = outcome else {
+        guard let (fresh, freshEncodings, report) = outcome else {
             coverage.bump(.driftRefusals)
             let error = SyncError(.clockDrift, "a stamp from \(peer) runs too far ahead of this replica's clock")
             withSession(address) { session, _, now in session.onClose(error: error, now: now) }
@@ -55,7 +55,9 @@ extension Simulation {
         if !report.refused.isEmpty {
             coverage.bump(.opsRefused, by: report.refused.count)
         }
-        record(checker.received(ops, fresh: fresh, refused: Set(report.refused), at: index))
+        record(
+            checker.received(
+                ops, fresh: fresh, freshEncodings: freshEncodings, refused: Set(report.refused), at: index))
         if replica.profile.syncsEveryCommit, !fresh.isEmpty { scheduleGrowth(index) }
     }
 

@@ -98,7 +98,7 @@ extension Simulation {
         else { return }
         let replica = replicas[connections[address.connection]!.replicas[address.side]]
         let actions = body(&session, replica.view, now)
-        connections[address.connection]!.sessions[address.side] = session
+        connections[address.connection]!.sessions[address.side] = consume session
         perform(actions, at: address)
     }
 

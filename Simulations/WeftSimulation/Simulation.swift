@@ -257,9 +257,10 @@ public final class Simulation {
             return
         }
         let op: Op
+        let encoding: ArraySlice<UInt8>
         let report: ApplyReport
         do {
-            (op, report) = try replica.write(write, now: now)
+            (op, encoding, report) = try replica.write(write, now: now)
         } catch {
             return fail(.localFailure, replica.index, "writing failed: \(error)")
         }
@@ -268,7 +269,7 @@ public final class Simulation {
         if recordsOps { writtenOps.append(WrittenOp(tick: now, replica: replica.index, op: op)) }
         if write.path == WritePlan.Bank.path, case .call = write.kind { coverage.bump(.bankTransfers) }
         count(report)
-        record(checker.wrote(op, at: replica.index))
+        record(checker.wrote(op, encoding: encoding, at: replica.index))
         if replica.profile.syncsEveryCommit { scheduleGrowth(replica.index) }
     }
 
