@@ -14,6 +14,7 @@ protocol ReplicaEngine: AnyObject {
     /// Ops of `origin` after `sequence`, in sequence order, at most `limit`.
     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) -> [Op]
     /// True when the op with this stamp is known.
+    func stamp(of origin: ReplicaID, sequence: UInt64) -> Stamp?
     func contains(_ stamp: Stamp) -> Bool
     /// The outcome of a known op.
     func outcome(of stamp: Stamp) -> Outcome?

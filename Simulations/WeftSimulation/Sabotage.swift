@@ -85,6 +85,8 @@ final class SabotagedEngine: ReplicaEngine {
         inner.ops(from: origin, after: sequence, limit: limit)
     }
 
+    func stamp(of origin: ReplicaID, sequence: UInt64) -> Stamp? { inner.stamp(of: origin, sequence: sequence) }
+
     func contains(_ stamp: Stamp) -> Bool { inner.contains(stamp) }
     var frontier: Stamp? { inner.frontier }
     var base: Value { inner.base }

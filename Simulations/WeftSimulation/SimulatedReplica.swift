@@ -218,20 +218,19 @@ final class SimulatedReplica {
         var frontier: Stamp?
         for member in members.sorted() {
             let sequence = stable[member]
-            guard sequence > compacted[member],
-                let op = engine.ops(from: member, after: sequence - 1, limit: 1).first
-            else { return 0 }
-            frontier = min(frontier ?? op.stamp, op.stamp)
+            guard sequence > compacted[member], let stamp = engine.stamp(of: member, sequence: sequence) else { return 0 }
+            frontier = min(frontier ?? stamp, stamp)
         }
         // No further than the hub compacted (see `AcknowledgementBook.compactionCap`).
         guard let candidate = frontier.flatMap(cap.capping), let frontier = engine.compactionFrontier(upTo: candidate)
         else { return 0 }
         for member in members.sorted() {
-            let after = compacted[member]
-            let candidates = engine.ops(from: member, after: after, limit: Int(stable[member] - after))
-            if let last = candidates.last(where: { $0.stamp <= frontier }) {
-                compacted.advance(origin: member, to: last.sequence)
+            // An origin's stamps grow with its sequence: its ops at or below the frontier are a prefix.
+            var last = compacted[member]
+            while last < stable[member], let stamp = engine.stamp(of: member, sequence: last + 1), stamp <= frontier {
+                last += 1
             }
+            compacted.advance(origin: member, to: last)
         }
         cachedView = nil
         return engine.compact(upTo: frontier)

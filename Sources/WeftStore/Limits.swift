@@ -26,4 +26,7 @@ public enum StoreLimits {
     /// Most synced commits a `MemoryStore` keeps as a list before it applies them to its copy of the
     /// disk's state: that copy is needed only after a crash, so it is brought up to date lazily.
     public static let memorySyncedBacklogMax = 100_000
+    /// Most tree writes a `MemoryStore` keeps as a list before it applies them to its tree: the tree is
+    /// read only to recover, snapshot or measure, so it is brought up to date lazily.
+    public static let memoryTreeWritesPendingMax = 100_000
 }

@@ -35,7 +35,12 @@ struct MemoryState: Sendable {
     var order: [Stamp] = []
     /// Places of each origin's ops, by ascending sequence.
     var places: [ReplicaID: [Place]] = [:]
-    var tree: Value = .null
+    /// The tree, without `treeWritesPending`: ``settleTree()`` applies them, and every read of the tree
+    /// or of its size comes after one.
+    private(set) var tree: Value = .null
+    /// Tree writes committed and not yet applied to `tree`, oldest first: only reads need them applied,
+    /// so a store that is never read back (most of the simulator's) never builds its tree.
+    private var treeWritesPending: [StoreBatch.TreeWrite] = []
     var overrides: [Path: Value] = [:]
     var peers: [ReplicaID: VersionVector] = [:]
     var members: [ReplicaID] = []
@@ -51,8 +56,9 @@ struct MemoryState: Sendable {
         self.boundFile = boundFile
     }
 
-    /// Bytes the state would take on disk.
+    /// Bytes the state would take on disk (after ``settleTree()``).
     var bytes: Int {
+        precondition(treeWritesPending.isEmpty, "settle the tree before measuring it")
         let overrideBytes = overrides.reduce(0) { $0 + $1.key.description.utf8.count + OpCodec.byteCount(of: $1.value) }
         let peerBytes = peers.values.reduce(0) { $0 + 8 + 9 * $1.entries.count }
         let touchBytes = touches.keys.reduce(0) { $0 + TreeRows.textBytes($1.path) + 16 }
@@ -106,15 +112,25 @@ struct MemoryState: Sendable {
 
     // MARK: - Applying a batch
 
+    /// Applies the tree writes committed since the last call to the tree.
+    mutating func settleTree() {
+        for write in treeWritesPending { writeTree(write.value, at: write.path) }
+        treeWritesPending = []
+    }
+
     /// Applies a batch that passed ``check(_:bytesMax:location:)``.
     mutating func apply(_ batch: StoreBatch) {
+        if !batch.basePreserves.isEmpty { settleTree() }
         for path in batch.basePreserves { BaseOverlay.preserve(&self, at: path) }
         for record in batch.replacedOps {
             remove(origin: record.op.origin, sequence: record.op.sequence)
             insert(record)
         }
         for record in batch.ops { insert(record) }
-        for write in batch.treeWrites { writeTree(write.value, at: write.path) }
+        treeWritesPending += batch.treeWrites
+        if !batch.baseWrites.isEmpty || treeWritesPending.count >= StoreLimits.memoryTreeWritesPendingMax {
+            settleTree()
+        }
         for write in batch.baseWrites { BaseOverlay.apply(write, to: &self) }
         for case .op(let stamp, _, let status) in batch.statusChanges where entries[stamp]?.status != nil {
             entries[stamp]?.status = status
@@ -233,7 +249,10 @@ extension MemoryState: BaseOverlayHost {
 
     func hasOverrides() -> Bool { !overrides.isEmpty }
 
-    func treeSubtree(at path: Path) -> Value { tree.value(at: path) }
+    func treeSubtree(at path: Path) -> Value {
+        precondition(treeWritesPending.isEmpty, "settle the tree before reading it")
+        return tree.value(at: path)
+    }
 
     func override(covering path: Path) -> BaseOverride? {
         var candidate: Path? = path
@@ -245,6 +264,7 @@ extension MemoryState: BaseOverlayHost {
     }
 
     func scalarAncestor(of path: Path) -> Path? {
+        precondition(treeWritesPending.isEmpty, "settle the tree before reading it")
         var node = tree
         for (depth, key) in path.keys.enumerated() {
             guard case .object(let children) = node else {

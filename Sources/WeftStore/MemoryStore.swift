@@ -169,6 +169,7 @@ public final class MemoryStore: Store, @unchecked Sendable {
     public func commit(_ batch: StoreBatch) throws {
         try locked {
             if case .copied(let reason) = instanceLocked { throw StoreError.copiedDatabase(path: name, reason: reason) }
+            if bytesMax != nil { current.settleTree() }
             try current.check(batch, bytesMax: bytesMax, location: name)
             current.apply(batch)
             unsynced.append(batch)
@@ -220,15 +221,28 @@ public final class MemoryStore: Store, @unchecked Sendable {
 
     public func opCount() throws -> Int { try locked { current.entries.count } }
 
-    public func readTree(at path: Path) throws -> Value { try locked { current.tree.value(at: path) } }
+    public func readTree(at path: Path) throws -> Value {
+        try locked {
+            current.settleTree()
+            return current.tree.value(at: path)
+        }
+    }
 
     public func readTreeSlice(_ reader: inout TreeSliceReader, rowsMax: Int) throws {
         precondition(rowsMax >= 1 && !reader.isFinished, "read a positive number of rows of an unfinished tree")
-        let tree = try locked { current.tree }
+        let tree = try locked {
+            current.settleTree()
+            return current.tree
+        }
         reader.finish(with: tree)
     }
 
-    public func treeLeafCount() throws -> Int { try locked { MemoryStore.leafCount(current.tree) } }
+    public func treeLeafCount() throws -> Int {
+        try locked {
+            current.settleTree()
+            return MemoryStore.leafCount(current.tree)
+        }
+    }
 
     private static func leafCount(_ value: Value) -> Int {
         switch value {
@@ -238,7 +252,12 @@ public final class MemoryStore: Store, @unchecked Sendable {
         }
     }
 
-    public func readBase(at path: Path) throws -> Value { try locked { BaseOverlay.read(current, at: path) } }
+    public func readBase(at path: Path) throws -> Value {
+        try locked {
+            current.settleTree()
+            return BaseOverlay.read(current, at: path)
+        }
+    }
 
     public func baseOverrides() throws -> [BaseOverride] {
         try locked {
@@ -272,7 +291,12 @@ public final class MemoryStore: Store, @unchecked Sendable {
 
     public func vacuum() throws { try locked { syncLocked() } }
 
-    public func bytesOnDisk() throws -> Int { try locked { current.bytes } }
+    public func bytesOnDisk() throws -> Int {
+        try locked {
+            current.settleTree()
+            return current.bytes
+        }
+    }
 
     public func close() throws {
         try locked {
