@@ -37,11 +37,16 @@ public struct VersionVector: Sendable, Hashable, CustomStringConvertible {
 
     /// The pointwise minimum (what every vector of the list covers).
     public static func minimum(_ vectors: [VersionVector]) -> VersionVector {
-        guard var result = vectors.first?.entries else { return VersionVector() }
-        for vector in vectors.dropFirst() {
-            for (origin, sequence) in result { result[origin] = min(sequence, vector[origin]) }
+        guard let first = vectors.first else { return VersionVector() }
+        // Built entry by entry (updating a table while iterating it would copy it).
+        var result = VersionVector()
+        result.entries.reserveCapacity(first.entries.count)
+        for (origin, sequence) in first.entries {
+            var lowest = sequence
+            for vector in vectors.dropFirst() where lowest > 0 { lowest = min(lowest, vector[origin]) }
+            if lowest > 0 { result.entries[origin] = lowest }
         }
-        return VersionVector(result)
+        return result
     }
 
     /// True when this vector covers every entry of `other`.
