@@ -364,15 +364,15 @@ struct ContiguousLog {
 /// the received bytes would). An entry serves only the op with its stamp: a sequence reused after a
 /// crash lost its op, or stamped again by a late joiner, misses and is encoded anew.
 final class EncodingCache {
-    private var byOrigin: [ReplicaID: [(stamp: Stamp, bytes: ArraySlice<UInt8>)?]] = [:]
+    typealias Kept = (stamp: Stamp, bytes: ArraySlice<UInt8>)
+
+    private var byOrigin: [ReplicaID: [Kept?]] = [:]
 
     /// Keeps the bytes of `op` (`OpCodec.encode(op)`).
     func keep(_ op: Op, _ bytes: ArraySlice<UInt8>) {
         let slot = Int(op.sequence) - 1
-        var list = byOrigin.removeValue(forKey: op.origin) ?? []
-        if list.count <= slot { list.append(contentsOf: repeatElement(nil, count: slot + 1 - list.count)) }
-        list[slot] = (op.stamp, bytes)
-        byOrigin[op.origin] = list
+        // Changed in place (the table's entry is not copied out and back).
+        byOrigin[op.origin, default: []].put((op.stamp, bytes), at: slot)
     }
 
     /// `ops` with their encodings: the kept bytes where they are of the same op, else encoded now.
@@ -384,5 +384,13 @@ final class EncodingCache {
             return OpCodec.encode(op)[...]
         }
         return EncodedOps(ops: ops, encodings: encodings)
+    }
+}
+
+extension Array where Element == EncodingCache.Kept? {
+    /// Sets the element at `slot`, growing the array with nils to reach it.
+    fileprivate mutating func put(_ kept: EncodingCache.Kept, at slot: Int) {
+        if count <= slot { append(contentsOf: repeatElement(nil, count: slot + 1 - count)) }
+        self[slot] = kept
     }
 }

@@ -348,14 +348,15 @@ extension MergeEngine {
         var current: PathIndex.Node? = index.root
         var trees: (state: Value, base: Value)? = (state, base)
         for depth in 0..<anchor.keys.count {
-            let here = Path(uncheckedKeys: Array(anchor.keys[..<depth]))
+            // The path of this level, built only when it is the answer.
+            let here = { Path(uncheckedKeys: Array(anchor.keys[..<depth])) }
             if let node = current {
-                if let ownMax = node.ownMax, ownMax > stamp { return here }
-                if node.mayBeScalar || node.callCount > 0 { return here }
+                if let ownMax = node.ownMax, ownMax > stamp { return here() }
+                if node.mayBeScalar || node.callCount > 0 { return here() }
             }
             if let (state, base) = trees {
                 let isScalar = { (value: Value) in !value.isNull && !value.isObject }
-                if isScalar(state) || isScalar(base) { return here }
+                if isScalar(state) || isScalar(base) { return here() }
                 let key = anchor.keys[depth]
                 trees = state[key].isNull && base[key].isNull ? nil : (state[key], base[key])
             }

@@ -156,14 +156,13 @@ struct MemoryState: Sendable {
         } else {
             order.append(op.stamp)
         }
-        var list = places.removeValue(forKey: op.origin) ?? []
         let place = Place(sequence: op.sequence, stamp: op.stamp)
-        if let last = list.last, last.sequence > op.sequence {
-            list.insert(place, at: firstPlace(in: list, above: op.sequence))
+        if let last = places[op.origin]?.last, last.sequence > op.sequence {
+            let position = firstPlace(in: places[op.origin] ?? [], above: op.sequence)
+            places[op.origin]?.insert(place, at: position)
         } else {
-            list.append(place)
+            places[op.origin, default: []].append(place)
         }
-        places[op.origin] = list
     }
 
     private mutating func remove(origin: ReplicaID, sequence: UInt64) {
