@@ -1,3 +1,4 @@
+import Foundation
 import WeftCore
 import WeftSync
 
@@ -15,19 +16,23 @@ final class Checker {
 
     let ids: [ReplicaID]
     let registry: FunctionRegistry
+    // The tables below are touched for every op a replica makes or receives. One simulation drives its
+    // checker from one thread and no method holds one of them while calling out, so they skip the
+    // runtime's exclusivity bookkeeping.
+
     /// Every op made and not lost in a crash before it left its replica.
-    private(set) var ops: [Stamp: Op] = [:]
-    private var slots: [Slot: Stamp] = [:]
+    @exclusivity(unchecked) private(set) var ops: [Stamp: Op] = [:]
+    @exclusivity(unchecked) private var slots: [Slot: Stamp] = [:]
     /// The bytes each op of `ops` was made with (``OpCodec/encode(_:)``): an op received over the wire
     /// must arrive as exactly these.
-    private var encodings: [Stamp: ArraySlice<UInt8>] = [:]
+    @exclusivity(unchecked) private var encodings: [Stamp: ArraySlice<UInt8>] = [:]
     /// The ops each replica holds (made, received, or read back from its disk).
-    private(set) var known: [Set<Stamp>]
+    @exclusivity(unchecked) private(set) var known: [Set<Stamp>]
     /// The same, in the order they came, for sampling.
-    private var knownOrder: [[Stamp]]
+    @exclusivity(unchecked) private var knownOrder: [[Stamp]]
     /// An order-free hash of each `known` set.
-    private(set) var knownHash: [UInt64]
-    private var greatestStamp: [Stamp?]
+    @exclusivity(unchecked) private(set) var knownHash: [UInt64]
+    @exclusivity(unchecked) private var greatestStamp: [Stamp?]
     /// Every op covered by some acknowledgement a replica recorded.
     private(set) var acknowledged = VersionVector()
     private var rng: SeededGenerator
@@ -45,6 +50,14 @@ final class Checker {
 
     func failure(_ kind: SimulationFailure.Kind, _ replica: Int?, _ message: String) -> SimulationFailure {
         SimulationFailure(kind: kind, tick: now, replica: replica, message: message)
+    }
+
+    /// True when the two byte strings are equal (compared as memory, not element by element).
+    static func sameBytes(_ first: ArraySlice<UInt8>, _ second: ArraySlice<UInt8>) -> Bool {
+        guard first.count == second.count else { return false }
+        return first.withUnsafeBytes { a in
+            second.withUnsafeBytes { b in a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+        }
     }
 
     static func hash(_ stamp: Stamp) -> UInt64 {
@@ -92,7 +105,7 @@ final class Checker {
         for (position, op) in fresh.enumerated() {
             let unaltered: Bool
             if let freshEncodings, let made = encodings[op.stamp] {
-                unaltered = made == freshEncodings[position]
+                unaltered = Checker.sameBytes(made, freshEncodings[position])
             } else if let original = self.ops[op.stamp] {
                 unaltered = original == op
             } else {
