@@ -79,7 +79,8 @@ final class Checker {
 
     /// A replica made an op: its stamp must exceed every stamp it knows, and its origin and sequence
     /// must be new.
-    func wrote(_ op: Op, encoding: ArraySlice<UInt8>, at replica: Int) -> SimulationFailure? {
+    /// `encoding` is the op's bytes when the replica encoded it already (else they are encoded here).
+    func wrote(_ op: Op, encoding: ArraySlice<UInt8>? = nil, at replica: Int) -> SimulationFailure? {
         if let greatest = greatestStamp[replica], op.stamp <= greatest {
             return failure(.stampNotMonotonic, replica, "stamped \(op.stamp) after knowing \(greatest)")
         }
@@ -89,7 +90,7 @@ final class Checker {
         }
         if ops[op.stamp] != nil { return failure(.conflictingOps, replica, "stamp \(op.stamp) made twice") }
         ops[op.stamp] = op
-        encodings[op.stamp] = encoding
+        encodings[op.stamp] = encoding ?? OpCodec.encode(op)[...]
         slots[slot] = op.stamp
         _ = insertKnown(op.stamp, at: replica)
         return nil

@@ -36,6 +36,23 @@ import WeftSync
         #expect(checker.received([op], fresh: [], at: 1) == nil)
     }
 
+    @Test func anOpsBytesAreComparedWithTheBytesItWasMadeWith() {
+        let checker = Self.checker()
+        let op = Self.op(0, sequence: 1, millis: 10)
+        let bytes = OpCodec.encode(op)[...]
+        #expect(checker.wrote(op, encoding: bytes, at: 0) == nil)
+        var altered = Array(bytes)
+        altered[altered.count - 1] ^= 1
+        #expect(
+            checker.received([op], fresh: [op], freshEncodings: [altered[...]], at: 1)?.kind == .conflictingOps,
+            "one byte changed on the way")
+        #expect(
+            checker.received([op], fresh: [op], freshEncodings: [bytes.dropLast()], at: 1)?.kind == .conflictingOps,
+            "one byte short")
+        #expect(checker.received([op], fresh: [op], freshEncodings: [Array(bytes)[...]], at: 1) == nil)
+        #expect(checker.known[1].contains(op.stamp))
+    }
+
     @Test func anOpLostUnsyncedMustNotHaveLeftItsReplica() {
         let checker = Self.checker()
         let op = Self.op(0, sequence: 1, millis: 10)

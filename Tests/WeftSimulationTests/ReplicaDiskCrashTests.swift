@@ -87,7 +87,7 @@ import WeftStore
         let recovered = try replica.restart()
         #expect(recovered.ops.count == 5)
         #expect(replica.engine.state.value(at: try Path("/counters/c0")) == .int(10))
-        let (next, _) = try replica.write(write, now: 8)
+        let (next, _, _) = try replica.write(write, now: 8)
         #expect(next.sequence == 6, "the sequences of the lost ops are used again")
         #expect(next.stamp > recovered.ops.last!.stamp)
     }
