@@ -116,9 +116,9 @@ struct NetworkModel {
     }
 
     /// Splits bytes at random offsets, as a stream may deliver them (nil to deliver them whole).
-    mutating func chunks(of bytes: [UInt8]) -> [ArraySlice<UInt8>]? {
+    mutating func chunks(of bytes: ArraySlice<UInt8>) -> [ArraySlice<UInt8>]? {
         guard profile.chunksBytes, bytes.count > 1, rng.chance(0.25) else { return nil }
-        let first = 1 + Int(rng.below(UInt64(bytes.count - 1)))
+        let first = bytes.startIndex + 1 + Int(rng.below(UInt64(bytes.count - 1)))
         return [bytes[..<first], bytes[first...]]
     }
 

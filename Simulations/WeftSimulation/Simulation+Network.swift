@@ -154,7 +154,7 @@ extension Simulation {
         } else {
             connections[id]!.lastArrival[side] = tick
         }
-        if let chunks = network.chunks(of: Array(bytes)) {
+        if let chunks = network.chunks(of: bytes) {
             coverage.bump(.deliveriesChunked)
             for chunk in chunks { queue.schedule(.deliver(connection: id, side: side, bytes: Array(chunk)), at: tick) }
         } else {

@@ -31,18 +31,29 @@ extension SyncLink {
                 }
             }
         }
-        for (position, op) in ops.enumerated() {
-            let origin = op.origin
-            let bound = inbound.bound[origin]
-            guard op.sequence <= bound + 1 else {
-                throw SyncError(
-                    .protocolViolation, "op \(op.sequence) of \(origin) arrived after a gap: the last one was \(bound)")
+        // A frame holds runs of one origin's ops (the sender appends origin by origin): each run reads
+        // and raises the vectors once.
+        var position = 0
+        while position < ops.count {
+            let origin = ops[position].origin
+            var bound = inbound.bound[origin]
+            let held = local[origin]
+            var runHighest: UInt64 = 0
+            while position < ops.count, ops[position].origin == origin {
+                let sequence = ops[position].sequence
+                guard sequence <= bound + 1 else {
+                    throw SyncError(
+                        .protocolViolation, "op \(sequence) of \(origin) arrived after a gap: the last one was \(bound)")
+                }
+                bound = max(bound, sequence)
+                runHighest = max(runHighest, sequence)
+                if sequence > held { fresh.append(position) }
+                position += 1
             }
-            inbound.bound.advance(origin: origin, to: op.sequence)
-            // The peer sends only ops of its gap-free log: it holds every op of the origin up to this one.
-            outbound.cursor.advance(origin: origin, to: op.sequence)
-            highest[origin] = max(highest[origin] ?? 0, op.sequence)
-            if op.sequence > local[origin] { fresh.append(position) }
+            inbound.bound.advance(origin: origin, to: bound)
+            // The peer sends only ops of its gap-free log: it holds every op of the origin up to these.
+            outbound.cursor.advance(origin: origin, to: runHighest)
+            highest[origin] = max(highest[origin] ?? 0, runHighest)
         }
         let marks = highest.map { WindowLedger.Mark(origin: $0.key, sequence: $0.value) }
         inbound.ledger.add(.ops(marks), bytes: frameBytes)
