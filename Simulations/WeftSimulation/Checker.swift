@@ -84,14 +84,15 @@ final class Checker {
         if let greatest = greatestStamp[replica], op.stamp <= greatest {
             return failure(.stampNotMonotonic, replica, "stamped \(op.stamp) after knowing \(greatest)")
         }
+        // Each table is looked up and filled at once (after a failure the run stops, whatever they hold).
         let slot = Slot(origin: op.origin, sequence: op.sequence)
-        if let other = slots[slot] {
+        if let other = slots.updateValue(op.stamp, forKey: slot) {
             return failure(.conflictingOps, replica, "sequence \(op.sequence) reused: \(other) then \(op.stamp)")
         }
-        if ops[op.stamp] != nil { return failure(.conflictingOps, replica, "stamp \(op.stamp) made twice") }
-        ops[op.stamp] = op
+        if ops.updateValue(op, forKey: op.stamp) != nil {
+            return failure(.conflictingOps, replica, "stamp \(op.stamp) made twice")
+        }
         encodings[op.stamp] = encoding ?? OpCodec.encode(op)[...]
-        slots[slot] = op.stamp
         _ = insertKnown(op.stamp, at: replica)
         return nil
     }

@@ -69,22 +69,17 @@ extension MergeEngine {
         var folded: [Op] = []
         forEachLoggedOp(through: newFrontier) { folded.append($0) }
         folded.sort { $0.stamp < $1.stamp }
-        var touches: [CompactedTouchSlot: UInt64] = [:]
         for op in folded {
             Fold.replay(op, outcome: unusualOutcomes[op.stamp] ?? .applied, to: &base, registry: registry)
             loggedCount -= 1
             unusualOutcomes.removeValue(forKey: op.stamp)
             incrementsFromNull.remove(op.stamp)
             compactedTouches.insertTouches(of: op)
-            op.forEachAnchor { head, tail in
-                let key = CompactedTouchSlot(path: Path(uncheckedKeys: tail.isEmpty ? head : head + tail), origin: op.origin)
-                touches[key] = max(touches[key] ?? 0, op.sequence)
-            }
             origins[op.origin]?.remove(sequence: op.sequence)
         }
         index.removeCompacted(folded, upTo: newFrontier)
         frontier = newFrontier
-        lastCompactionSlots = touches
+        lastCompacted = folded
         if loggedCount == 0 { precondition(base == state, "compaction changed the state") }
         return folded.count
     }

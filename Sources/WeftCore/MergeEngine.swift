@@ -51,13 +51,21 @@ public final class MergeEngine {
     var compactedTouches = PathIndex()
     /// Every known op above the frontier, logged or waiting, by origin and sequence: the log itself.
     var origins: [ReplicaID: OriginLog] = [:]
-    /// What the last ``compact(upTo:)`` folded: per anchor and origin, the highest sequence. Sorted into
-    /// ``lastCompactionTouches`` only when a store asks (the simulator's engines never do).
-    var lastCompactionSlots: [CompactedTouchSlot: UInt64] = [:]
-    /// What the last ``compact(upTo:)`` folded, as touches a store keeps for the next open, sorted by path
-    /// then origin.
+    /// The ops the last ``compact(upTo:)`` folded: their touches are gathered only when a store asks
+    /// (the simulator's engines never do).
+    var lastCompacted: [Op] = []
+    /// What the last ``compact(upTo:)`` folded, as touches a store keeps for the next open: per anchor
+    /// and origin, the highest sequence, sorted by path then origin.
     public var lastCompactionTouches: [CompactedTouch] {
-        lastCompactionSlots.map { CompactedTouch(path: $0.key.path, origin: $0.key.origin, sequence: $0.value) }
+        var touches: [CompactedTouchSlot: UInt64] = [:]
+        for op in lastCompacted {
+            op.forEachAnchor { head, tail in
+                let slot = CompactedTouchSlot(
+                    path: Path(uncheckedKeys: tail.isEmpty ? head : head + tail), origin: op.origin)
+                touches[slot] = max(touches[slot] ?? 0, op.sequence)
+            }
+        }
+        return touches.map { CompactedTouch(path: $0.key.path, origin: $0.key.origin, sequence: $0.value) }
             .sortedForStore()
     }
 

@@ -106,13 +106,16 @@ public struct AcknowledgementBook: Sendable, Hashable {
     /// The ops every member has: the pointwise minimum of the members' acknowledged vectors and the
     /// local one, raised to any frontier a hub announced as stable.
     public func stableFrontier(local localVector: VersionVector) -> VersionVector {
-        var vectors = [localVector]
-        for member in members where member != local { vectors.append(acknowledged[member] ?? VersionVector()) }
-        let minimum = VersionVector.minimum(vectors)
-        // A hub's announcement cannot make stable what this replica does not hold yet.
-        let result = VersionVector.minimum([minimum.merged(with: announcedStable), localVector])
-        precondition(localVector.covers(minimum), "the stable frontier exceeds the local log")
-        precondition(localVector.covers(result), "the stable frontier exceeds the local log")
+        // Origin by origin, in one pass: only origins the local log holds can be stable here.
+        var result = VersionVector()
+        for (origin, held) in localVector.entries {
+            var lowest = held
+            for member in members where member != local && lowest > 0 {
+                lowest = min(lowest, acknowledged[member]?[origin] ?? 0)
+            }
+            // A hub's announcement cannot make stable what this replica does not hold yet.
+            result.advance(origin: origin, to: min(max(lowest, announcedStable[origin]), held))
+        }
         return result
     }
 
