@@ -1,3 +1,5 @@
+import Foundation
+
 /// Appends the primitives of Weft's binary encodings: LEB128 varints, zigzag integers, fixed-width
 /// big-endian words, length-prefixed strings.
 public struct ByteWriter: Sendable {
@@ -173,8 +175,10 @@ public struct PathCache: Sendable {
     /// The path encoded by `bytes`, if decoded before.
     func path(encodedBy bytes: ArraySlice<UInt8>) -> Path? {
         guard let slot = slots[slot(of: bytes)], slot.bytes.count == bytes.count else { return nil }
-        let equal = slot.bytes.withUnsafeBufferPointer { held in
-            bytes.withUnsafeBufferPointer { wanted in held.elementsEqual(wanted) }
+        let equal = slot.bytes.withUnsafeBytes { held in
+            bytes.withUnsafeBytes { wanted in
+                held.count == 0 || memcmp(held.baseAddress!, wanted.baseAddress!, held.count) == 0
+            }
         }
         return equal ? slot.path : nil
     }
@@ -184,8 +188,19 @@ public struct PathCache: Sendable {
         slots[slot(of: bytes)] = (Array(bytes), path)
     }
 
+    /// A slot from the length and the first and last eight bytes (a path's keys differ at their ends;
+    /// two paths sharing a slot only cost a miss, as their bytes are compared).
     private func slot(of bytes: ArraySlice<UInt8>) -> Int {
-        let hash = bytes.withUnsafeBufferPointer { FastHash.foldBytes($0, into: 0) }
+        let hash = bytes.withUnsafeBytes { raw -> UInt64 in
+            var state = UInt64(raw.count)
+            if raw.count >= 8 {
+                state ^= raw.loadUnaligned(as: UInt64.self)
+                state = FastHash.finalize(state) ^ raw.loadUnaligned(fromByteOffset: raw.count - 8, as: UInt64.self)
+            } else {
+                for byte in raw { state = state << 8 | UInt64(byte) }
+            }
+            return FastHash.finalize(state)
+        }
         return Int(truncatingIfNeeded: hash % UInt64(slotCount))
     }
 }
