@@ -358,7 +358,8 @@ extension MergeEngine {
                 let isScalar = { (value: Value) in !value.isNull && !value.isObject }
                 if isScalar(state) || isScalar(base) { return here() }
                 let key = anchor.keys[depth]
-                trees = state[key].isNull && base[key].isNull ? nil : (state[key], base[key])
+                let (stateChild, baseChild) = (state[key], base[key])
+                trees = stateChild.isNull && baseChild.isNull ? nil : (stateChild, baseChild)
             }
             current = current?.children[anchor.keys[depth]]
         }
@@ -455,6 +456,9 @@ extension MergeEngine {
     /// Drops roots that lie inside other roots, and duplicates.
     func minimalRoots(_ paths: [Path]) -> [Path] {
         if paths.count < 2 { return paths }
+        // Paths already sorted, none holding the next, are the answer (as a merge's children are): in a
+        // sorted list, a path that holds a later one holds the one right after it too.
+        if zip(paths, paths.dropFirst()).allSatisfy({ $0 < $1 && !$0.isAncestorOrSelf(of: $1) }) { return paths }
         let sorted = Set(paths).sorted()
         var result: [Path] = []
         for path in sorted where !result.contains(where: { $0.isAncestorOrSelf(of: path) }) { result.append(path) }
