@@ -12,16 +12,10 @@ struct MemoryState: Sendable {
         var status: OpStatus?
     }
 
-    /// One op of an origin, by sequence.
-    struct Place: Sendable {
-        /// An origin and sequence: the slot of one op.
-        struct Slot: Hashable {
-            var origin: ReplicaID
-            var sequence: UInt64
-        }
-
+    /// An origin and sequence: the slot of one op.
+    struct Slot: Hashable {
+        var origin: ReplicaID
         var sequence: UInt64
-        var stamp: Stamp
     }
 
     var replica: ReplicaID
@@ -30,11 +24,11 @@ struct MemoryState: Sendable {
     /// The simulated file this state was made in (a copy lives in another).
     var boundFile: UInt64
     var marks = LogMarks()
-    var entries: [Stamp: Entry] = [:]
-    /// Stamps of `entries`, ascending.
-    var order: [Stamp] = []
-    /// Places of each origin's ops, by ascending sequence.
-    var places: [ReplicaID: [Place]] = [:]
+    /// The log: each origin's ops, by ascending sequence. An op is found by its origin (its stamp's
+    /// replica) and sequence, so one table serves lookups by stamp, by slot and in log order.
+    var log: [ReplicaID: [Entry]] = [:]
+    /// Number of ops in `log`.
+    var opCount = 0
     /// The tree, without `treeWritesPending`: ``settleTree()`` applies them, and every read of the tree
     /// or of its size comes after one.
     private(set) var tree: Value = .null
@@ -71,13 +65,15 @@ struct MemoryState: Sendable {
     func check(_ batch: StoreBatch, bytesMax: Int?, location: String) throws {
         try batch.checkOps(frontier: marks.frontier)
         // New ops may not take a sequence the log, or another op of the batch, already gives its origin.
-        var claimed: [Place.Slot: Stamp] = [:]
+        var claimed: [Slot: Stamp] = [:]
         if batch.ops.count > 1 { claimed.reserveCapacity(batch.ops.count) }
-        for record in batch.ops where entries[record.op.stamp] == nil {
+        for record in batch.ops {
             let op = record.op
-            let slot = Place.Slot(origin: op.origin, sequence: op.sequence)
+            let held = stamp(of: op.origin, sequence: op.sequence)
+            if held == op.stamp { continue }
+            let slot = Slot(origin: op.origin, sequence: op.sequence)
             let existing = batch.ops.count > 1 ? claimed.updateValue(op.stamp, forKey: slot) : nil
-            if let existing = existing ?? stamp(of: op.origin, sequence: op.sequence), existing != op.stamp {
+            if let existing = existing ?? held, existing != op.stamp {
                 throw StoreError.conflictingOp(origin: op.origin, sequence: op.sequence)
             }
         }
@@ -95,19 +91,36 @@ struct MemoryState: Sendable {
 
     /// The stamp of `origin`'s op `sequence`, if the log holds it.
     func stamp(of origin: ReplicaID, sequence: UInt64) -> Stamp? {
-        guard let list = places[origin] else { return nil }
-        let index = firstPlace(in: list, above: sequence - 1)
-        return index < list.count && list[index].sequence == sequence ? list[index].stamp : nil
+        guard let list = log[origin], let index = index(in: list, of: sequence) else { return nil }
+        return list[index].op.stamp
     }
 
-    /// Index of the first place whose sequence is above `sequence`.
-    func firstPlace(in list: [Place], above sequence: UInt64) -> Int {
-        list.partitionPoint { $0.sequence > sequence }
+    /// Where `list` holds the op `sequence`, if it does.
+    func index(in list: [Entry], of sequence: UInt64) -> Int? {
+        let index = firstEntry(in: list, atOrAbove: sequence)
+        return index < list.count && list[index].op.sequence == sequence ? index : nil
     }
 
-    /// Index of the first stamp of `order` above `stamp`.
-    func firstIndex(above stamp: Stamp) -> Int {
-        order.partitionPoint { $0 > stamp }
+    /// Index of the first entry whose sequence is above `sequence`.
+    func firstEntry(in list: [Entry], above sequence: UInt64) -> Int {
+        if let last = list.last, last.op.sequence <= sequence { return list.count }
+        return list.partitionPoint { $0.op.sequence > sequence }
+    }
+
+    /// Index of the first entry whose sequence is `sequence` or above.
+    func firstEntry(in list: [Entry], atOrAbove sequence: UInt64) -> Int {
+        if let last = list.last, last.op.sequence < sequence { return list.count }
+        return list.partitionPoint { $0.op.sequence >= sequence }
+    }
+
+    /// The entry of the op stamped `stamp`, if the log holds it.
+    func entry(stamped stamp: Stamp) -> Entry? {
+        log[stamp.replica]?.first { $0.op.stamp == stamp }
+    }
+
+    /// Every op of the log, in stamp order.
+    var entriesInStampOrder: [Entry] {
+        log.values.joined().sorted { $0.op.stamp < $1.op.stamp }
     }
 
     // MARK: - Applying a batch
@@ -132,8 +145,11 @@ struct MemoryState: Sendable {
             settleTree()
         }
         for write in batch.baseWrites { BaseOverlay.apply(write, to: &self) }
-        for case .op(let stamp, _, let status) in batch.statusChanges where entries[stamp]?.status != nil {
-            entries[stamp]?.status = status
+        for case .op(let stamp, let sequence, let status) in batch.statusChanges {
+            guard let list = log[stamp.replica], let index = index(in: list, of: sequence),
+                list[index].op.stamp == stamp, list[index].status != nil
+            else { continue }
+            log[stamp.replica]?[index].status = status
         }
         marks.apply(batch.statusChanges)
         if let time = batch.clockTime { clockTime = max(clockTime, time) }
@@ -146,33 +162,29 @@ struct MemoryState: Sendable {
         if let frontier = batch.frontier, marks.frontier.map({ frontier > $0 }) ?? true { compact(through: frontier) }
     }
 
+    /// Adds an op (a batch that passed the check holds no other op in its slot); an op held already
+    /// changes nothing.
     private mutating func insert(_ record: OpRecord) {
         let op = record.op
-        guard entries[op.stamp] == nil else { return }
-        entries[op.stamp] = Entry(op: op, bytes: record.encoded.count + StampKey.count, status: record.status)
-        opBytes += record.encoded.count + StampKey.count
-        if let last = order.last, last > op.stamp {
-            order.insert(op.stamp, at: firstIndex(above: op.stamp))
+        let entry = Entry(op: op, bytes: record.encoded.count + StampKey.count, status: record.status)
+        let list = log[op.origin] ?? []
+        let position = firstEntry(in: list, atOrAbove: op.sequence)
+        if position < list.count, list[position].op.sequence == op.sequence { return }
+        if position == list.count {
+            log[op.origin, default: []].append(entry)
         } else {
-            order.append(op.stamp)
+            log[op.origin]?.insert(entry, at: position)
         }
-        let place = Place(sequence: op.sequence, stamp: op.stamp)
-        if let last = places[op.origin]?.last, last.sequence > op.sequence {
-            let position = firstPlace(in: places[op.origin] ?? [], above: op.sequence)
-            places[op.origin]?.insert(place, at: position)
-        } else {
-            places[op.origin, default: []].append(place)
-        }
+        opBytes += entry.bytes
+        opCount += 1
     }
 
     private mutating func remove(origin: ReplicaID, sequence: UInt64) {
-        guard let stamp = stamp(of: origin, sequence: sequence), let entry = entries.removeValue(forKey: stamp) else {
-            return
-        }
-        opBytes -= entry.bytes
-        order.remove(at: firstIndex(above: stamp) - 1)
-        places[origin]?.removeAll { $0.sequence == sequence }
-        if places[origin]?.isEmpty == true { places[origin] = nil }
+        guard let list = log[origin], let index = index(in: list, of: sequence) else { return }
+        opBytes -= list[index].bytes
+        opCount -= 1
+        log[origin]?.remove(at: index)
+        if log[origin]?.isEmpty == true { log[origin] = nil }
     }
 
     private mutating func writeTree(_ value: Value, at path: Path) {
@@ -198,27 +210,22 @@ struct MemoryState: Sendable {
 
     private mutating func compact(through frontier: Stamp) {
         marks.frontier = frontier
-        let cut = firstIndex(above: frontier)
-        guard cut > 0 else { return }
-        var origins = Set<ReplicaID>()
-        for stamp in order[..<cut] {
-            if let entry = entries.removeValue(forKey: stamp) { opBytes -= entry.bytes }
-            origins.insert(stamp.replica)
-        }
-        order.removeFirst(cut)
-        for origin in origins {
-            let kept = places[origin, default: []].filter { $0.stamp > frontier }
-            places[origin] = kept.isEmpty ? nil : kept
+        for origin in Array(log.keys) {
+            guard let list = log[origin], list.contains(where: { $0.op.stamp <= frontier }) else { continue }
+            let kept = list.filter { $0.op.stamp > frontier }
+            for entry in list where entry.op.stamp <= frontier { opBytes -= entry.bytes }
+            opCount -= list.count - kept.count
+            log[origin] = kept.isEmpty ? nil : kept
         }
         precondition(opBytes >= 0, "the op size model went negative")
     }
 
     /// Gives the state a new identity, writing the old identity's status watermarks into its ops.
     mutating func reidentify(newID: ReplicaID, token: InstanceToken, boundFile: UInt64) {
-        for place in places[replica] ?? [] {
-            guard let entry = entries[place.stamp] else { continue }
-            entries[place.stamp]?.status = marks.status(
-                recorded: entry.status, origin: replica, sequence: place.sequence, local: replica)
+        for index in (log[replica] ?? []).indices {
+            guard let entry = log[replica]?[index] else { continue }
+            log[replica]?[index].status = marks.status(
+                recorded: entry.status, origin: replica, sequence: entry.op.sequence, local: replica)
         }
         replica = newID
         self.token = token

@@ -180,11 +180,9 @@ public final class MemoryStore: Store, @unchecked Sendable {
     public func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) throws -> [StoredOp] {
         precondition(limit >= 1 && limit <= StoreLimits.opsPerQueryMax, "query between 1 and opsPerQueryMax ops")
         return try locked {
-            let list = current.places[origin] ?? []
-            let start = current.firstPlace(in: list, above: sequence)
-            return list[start..<min(list.count, start + limit)].compactMap { place in
-                current.entries[place.stamp].map { current.stored($0) }
-            }
+            let list = current.log[origin] ?? []
+            let start = current.firstEntry(in: list, above: sequence)
+            return list[start..<min(list.count, start + limit)].map { current.stored($0) }
         }
     }
 
@@ -192,19 +190,19 @@ public final class MemoryStore: Store, @unchecked Sendable {
         precondition(limit >= 1 && limit <= StoreLimits.opsPerQueryMax, "query between 1 and opsPerQueryMax ops")
         return try locked {
             var page: [StoredOp] = []
-            let origins = current.places.keys.sorted {
+            let origins = current.log.keys.sorted {
                 LogPosition(origin: $0, sequence: 0) < LogPosition(origin: $1, sequence: 0)
             }
             for origin in origins {
-                let list = current.places[origin] ?? []
+                let list = current.log[origin] ?? []
                 var start = 0
                 if let position {
                     guard LogPosition(origin: origin, sequence: .max) > position else { continue }
-                    if origin == position.origin { start = current.firstPlace(in: list, above: position.sequence) }
+                    if origin == position.origin { start = current.firstEntry(in: list, above: position.sequence) }
                 }
-                for place in list[start...] {
+                for entry in list[start...] {
                     guard page.count < limit else { return page }
-                    if let entry = current.entries[place.stamp] { page.append(current.stored(entry)) }
+                    page.append(current.stored(entry))
                 }
             }
             return page
@@ -212,14 +210,14 @@ public final class MemoryStore: Store, @unchecked Sendable {
     }
 
     public func allOps() throws -> [StoredOp] {
-        try locked { current.order.compactMap { current.entries[$0].map { current.stored($0) } } }
+        try locked { current.entriesInStampOrder.map { current.stored($0) } }
     }
 
     public func op(_ stamp: Stamp) throws -> StoredOp? {
-        try locked { current.entries[stamp].map { current.stored($0) } }
+        try locked { current.entry(stamped: stamp).map { current.stored($0) } }
     }
 
-    public func opCount() throws -> Int { try locked { current.entries.count } }
+    public func opCount() throws -> Int { try locked { current.opCount } }
 
     public func readTree(at path: Path) throws -> Value {
         try locked {
