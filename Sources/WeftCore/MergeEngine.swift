@@ -519,7 +519,7 @@ public final class MergeEngine {
             }
             return
         case .merge, .batch:
-            let olds = capturesChanges ? changeRoots(of: op).map { ($0, state.value(at: $0)) } : []
+            let olds = capturesChanges ? changeRoots(of: op) : []
             let outcome = applyTracked(op, to: &state) { _ in covered }
             record(outcome, of: op, report: &report)
             if outcome == .applied {
@@ -594,8 +594,9 @@ public final class MergeEngine {
     /// The nodes whose old and new values report what an op writing several nodes changed: each written
     /// node, or the highest scalar above it in the current state (a write below a scalar replaces the
     /// scalar, and a later part of the same batch may remove what replaced it), none inside another.
-    func changeRoots(of op: Op) -> [Path] {
-        var roots: [Path] = []
+    /// - Returns: each root with its value now (read on the walk that finds it).
+    func changeRoots(of op: Op) -> [(path: Path, old: Value)] {
+        var roots: [(path: Path, old: Value)] = []
         for path in writePaths(of: op) {
             var root = path
             var current = state
@@ -606,9 +607,13 @@ public final class MergeEngine {
                 }
                 current = children[key] ?? .null
             }
-            roots.append(root)
+            // The scalar above the path, or the value at it (null where the walk met nothing).
+            roots.append((root, current))
         }
-        return roots.count > 1 ? minimalRoots(roots) : roots
+        guard roots.count > 1 else { return roots }
+        let paths = roots.map(\.path)
+        let minimal = minimalRoots(paths)
+        return minimal == paths ? roots : minimal.map { ($0, state.value(at: $0)) }
     }
 
     /// The nodes an op writes: each written node, not its ancestors.
