@@ -323,7 +323,7 @@ struct ReplicaLogView: OpSource {
         return engine.ops(from: origin, after: sequence, limit: min(limit, Int(available - sequence)))
     }
 
-    func encodedOps(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> EncodedOps {
+    func encodedOps(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> EncodedOps? {
         encodings.encoded(try ops(from: origin, after: sequence, limit: limit, bytesMax: bytesMax))
     }
 }

@@ -43,10 +43,11 @@ public protocol OpSource {
     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> [Op]
 
     /// The ops ``ops(from:after:limit:bytesMax:)`` returns, each with its encoding (``OpCodec``), which
-    /// the session sends as it is. A source that kept the bytes it received or stored returns them and
-    /// saves encoding each op again for every peer. Defaults to encoding the ops.
+    /// the session sends as it is: a source that kept the bytes it received or stored returns them and
+    /// saves encoding each op again for every peer. Nil (the default) when the source keeps no bytes:
+    /// the session then reads the ops and encodes them into the frame.
     /// - Throws: as ``ops(from:after:limit:bytesMax:)``.
-    func encodedOps(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> EncodedOps
+    func encodedOps(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> EncodedOps?
 
     /// The base state at ``compactionFrontier`` (its `frontier` must equal it).
     /// - Throws: any error of the storage; the session closes with ``SyncErrorCode/localFailure``.
@@ -63,12 +64,10 @@ extension OpSource {
     /// Never compacted.
     public var compactionStamp: Stamp? { nil }
 
-    /// The ops, encoded now.
+    /// No bytes kept: the session encodes the ops.
     public func encodedOps(
         from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int
-    ) throws -> EncodedOps {
-        EncodedOps(try ops(from: origin, after: sequence, limit: limit, bytesMax: bytesMax))
-    }
+    ) throws -> EncodedOps? { nil }
 
     /// The empty state at the (empty) compaction frontier.
     public func snapshot() throws -> SyncSnapshot { SyncSnapshot(value: .null, frontier: compactionFrontier) }

@@ -63,10 +63,15 @@ extension SyncLink {
         let after = outbound.cursor[origin]
         precondition(after < last, "no op of \(origin) to send")
         let limit = min(settings.batchOpsMax - count, Int(clamping: last - after))
-        let ops: EncodedOps
+        let ops: [Op]
+        let encodings: [ArraySlice<UInt8>]?
         do {
-            ops = try source.encodedOps(
-                from: origin, after: after, limit: limit, bytesMax: budget - builder.payloadCount)
+            let bytesMax = budget - builder.payloadCount
+            if let kept = try source.encodedOps(from: origin, after: after, limit: limit, bytesMax: bytesMax) {
+                (ops, encodings) = (kept.ops, kept.encodings)
+            } else {
+                (ops, encodings) = (try source.ops(from: origin, after: after, limit: limit, bytesMax: bytesMax), nil)
+            }
         } catch {
             throw SyncError(.localFailure, "reading ops of \(origin) after \(after) failed: \(error)")
         }
@@ -75,14 +80,18 @@ extension SyncLink {
                 .localFailure, "the log covers ops of \(origin) up to \(last) but returned none after \(after)")
         }
         var expected = after + 1
-        for (op, encoding) in zip(ops.ops, ops.encodings) {
+        for (position, op) in ops.enumerated() {
             guard count < settings.batchOpsMax, builder.payloadCount < budget, expected <= last else { break }
             guard op.origin == origin, op.sequence == expected else {
                 throw SyncError(
                     .localFailure, "the log returned op \(op.origin):\(op.sequence) where \(origin):\(expected) was due"
                 )
             }
-            builder.writer.write(raw: encoding)
+            if let encodings {
+                builder.writer.write(raw: encodings[position])
+            } else {
+                OpCodec.write(op, to: &builder.writer)
+            }
             count += 1
             expected += 1
         }

@@ -30,6 +30,27 @@ import WeftCore
         #expect(!harness.state(0).isNull)
     }
 
+    @Test func opsSentAsKeptBytesAreTheBytesASessionEncodes() {
+        var streams: [[Message]] = []
+        var byteCounts: [[Int]] = []
+        for keepsBytes in [false, true] {
+            var harness = Harness(nodeCount: 2)
+            harness.logs[0].keepsBytes = keepsBytes
+            harness.logs[1].keepsBytes = keepsBytes
+            writeRandom(&harness, node: 0, count: 150, seed: 11)
+            writeRandom(&harness, node: 1, count: 90, seed: 12)
+            harness.connect(0, 1) { configuration, _ in configuration.batchOpsMax = 16 }
+            harness.run()
+            expectConverged(harness, [0, 1])
+            #expect(harness.logs[0].versionVector.total == 240)
+            streams.append(harness.endpoints.flatMap(\.messagesSent))
+            byteCounts.append(harness.endpoints.map(\.bytesSent))
+        }
+        #expect(streams[0] == streams[1])
+        #expect(byteCounts[0] == byteCounts[1])
+        #expect(streams[1].contains { if case .ops = $0 { true } else { false } })
+    }
+
     @Test(arguments: [UInt64(5), 6, 7])
     func replicasConvergeWhateverTheChunkingOfTheBytes(seed: UInt64) {
         var harness = Harness(nodeCount: 2, seed: seed)

@@ -12,6 +12,9 @@ struct MemoryOpLog: OpSource {
     private(set) var compactionFrontier = VersionVector()
     private(set) var base: Value = .null
     var stableFrontier = VersionVector()
+    /// When true, the log hands its sessions the ops' bytes (``OpSource/encodedOps``), as a log that kept
+    /// them would; else the sessions encode the ops.
+    var keepsBytes = false
     /// Wall time used for the next local stamp, in milliseconds; advanced by every write.
     var wallMillis: UInt64 = 1_000_000
 
@@ -80,6 +83,10 @@ struct MemoryOpLog: OpSource {
 
     /// The state: the base with every held op folded on in stamp order.
     var state: Value { ReferenceFold.fold(allOps, base: base, registry: FunctionRegistry()).state }
+
+    func encodedOps(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) -> EncodedOps? {
+        keepsBytes ? EncodedOps(ops(from: origin, after: sequence, limit: limit, bytesMax: bytesMax)) : nil
+    }
 
     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) -> [Op] {
         precondition(sequence >= compactionFrontier[origin], "reading below the compaction frontier")
