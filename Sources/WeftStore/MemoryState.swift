@@ -146,10 +146,11 @@ struct MemoryState: Sendable {
         }
         for write in batch.baseWrites { BaseOverlay.apply(write, to: &self) }
         for case .op(let stamp, let sequence, let status) in batch.statusChanges {
-            guard let list = log[stamp.replica], let index = index(in: list, of: sequence),
-                list[index].op.stamp == stamp, list[index].status != nil
-            else { continue }
-            log[stamp.replica]?[index].status = status
+            // The list is read in a closure and changed after it: no copy of it is held while it changes.
+            let found = log[stamp.replica].flatMap { list in
+                index(in: list, of: sequence).flatMap { list[$0].op.stamp == stamp && list[$0].status != nil ? $0 : nil }
+            }
+            if let found { log[stamp.replica]?[found].status = status }
         }
         marks.apply(batch.statusChanges)
         if let time = batch.clockTime { clockTime = max(clockTime, time) }
@@ -167,23 +168,22 @@ struct MemoryState: Sendable {
     private mutating func insert(_ record: OpRecord) {
         let op = record.op
         let entry = Entry(op: op, bytes: record.encoded.count + StampKey.count, status: record.status)
-        let list = log[op.origin] ?? []
-        let position = firstEntry(in: list, atOrAbove: op.sequence)
-        if position < list.count, list[position].op.sequence == op.sequence { return }
-        if position == list.count {
-            log[op.origin, default: []].append(entry)
-        } else {
-            log[op.origin]?.insert(entry, at: position)
-        }
+        // The list is read in a closure and changed after it: no copy of it is held while it changes.
+        let (position, held) =
+            log[op.origin].map { list in
+                let position = firstEntry(in: list, atOrAbove: op.sequence)
+                return (position, position < list.count && list[position].op.sequence == op.sequence)
+            } ?? (0, false)
+        if held { return }
+        log[op.origin, default: []].insert(entry, at: position)
         opBytes += entry.bytes
         opCount += 1
     }
 
     private mutating func remove(origin: ReplicaID, sequence: UInt64) {
-        guard let list = log[origin], let index = index(in: list, of: sequence) else { return }
-        opBytes -= list[index].bytes
+        guard let index = log[origin].flatMap({ index(in: $0, of: sequence) }) else { return }
+        opBytes -= log[origin]?.remove(at: index).bytes ?? 0
         opCount -= 1
-        log[origin]?.remove(at: index)
         if log[origin]?.isEmpty == true { log[origin] = nil }
     }
 
