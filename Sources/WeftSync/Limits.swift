@@ -13,6 +13,8 @@ public enum SyncLimits {
     /// Largest frame, header included, in bytes: room for one batch of ``batchBytesMax`` plus one
     /// op of the largest size the core accepts.
     public static let frameBytesMax = batchBytesMax + CoreLimits.opBytesMax + 1024
+    /// The size of an op a sender plans a frame's buffer with, in bytes (the buffer grows past it).
+    public static let typicalOpBytes = 96
     /// Largest frame accepted before the peer is authenticated, in bytes (a hello with a large
     /// version vector fits; an anonymous peer cannot make us buffer more).
     public static let handshakeFrameBytesMax = 4 * 1024 * 1024

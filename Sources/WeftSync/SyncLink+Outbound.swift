@@ -33,7 +33,11 @@ extension SyncLink {
         while hasRoom, let first = origins.first {
             let budget = min(settings.batchBytesMax, settings.sendWindowBytes - outbound.ledger.bytes)
             precondition(budget > 0, "a batch starts only while the window has room")
-            var builder = FrameBuilder(.ops, capacity: min(budget, 64 * 1024))
+            // Room for the ops waiting, at a typical size, within the budget: a frame of a few ops does
+            // not take (and give back) a large buffer.
+            let waiting = origins.reduce(0) { $0 + Int(clamping: local[$1] - outbound.cursor[$1]) }
+            let expected = SyncLimits.typicalOpBytes * min(waiting, settings.batchOpsMax)
+            var builder = FrameBuilder(.ops, capacity: min(budget, 64 * 1024, max(256, expected)))
             var marks: [WindowLedger.Mark] = []
             var count = 0
             var origin = first
