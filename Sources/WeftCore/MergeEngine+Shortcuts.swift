@@ -249,11 +249,11 @@ extension MergeEngine {
     /// pending region joins it.
     func applyLateBlindWrites(
         _ op: Op, writes: [(path: Path, value: Value)], parts: [PathIndex.Part], alsoRefolding: [Path] = [],
-        pending: inout [PendingRefold], report: inout ApplyReport
+        pending: inout PendingRegions, report: inout ApplyReport
     ) {
         var refolded = alsoRefolding
         for ((path, value), part) in zip(writes, parts) {
-            if Self.isPending(path, in: pending) {
+            if pending.isRelated(to: path) {
                 refolded.append(path)
             } else if !part.conflicts {
                 let old = capturesChanges ? state.value(at: path) : .null
@@ -316,10 +316,10 @@ extension MergeEngine {
     /// re-folded in its own region. False, with nothing changed, for any other batch.
     func applyLateDisjointBatch(
         _ op: Op, writes: [(path: Path, write: DisjointWrite)], parts: [PathIndex.Part],
-        pending: inout [PendingRefold], report: inout ApplyReport
+        pending: inout PendingRegions, report: inout ApplyReport
     ) -> Bool {
         let regions = pending
-        let isPending = { (path: Path) in Self.isPending(path, in: regions) }
+        let isPending = { (path: Path) in regions.isRelated(to: path) }
         var sums: [(path: Path, old: Value, new: Value)] = []
         for ((path, write), part) in zip(writes, parts) {
             guard case .increment(let by, let from) = write, !isPending(path) else { continue }

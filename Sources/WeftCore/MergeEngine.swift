@@ -200,7 +200,7 @@ public final class MergeEngine {
         } else {
             order = ops.indices.sorted { ops[$0].stamp < ops[$1].stamp }
         }
-        var pending: [PendingRefold] = []
+        var pending = PendingRegions()
         for position in order {
             let op = ops[position]
             let admission: Admission
@@ -287,14 +287,17 @@ public final class MergeEngine {
     /// batch of disjoint writes (``joinWriteByWrite(_:probe:pending:report:)``), else in the region of
     /// each anchor (``addPending(_:anchors:to:)``). One in order everywhere has the pending regions
     /// re-folded first and is left to the in-order road. Returns true when `op` was taken.
-    private func joinPending(_ op: Op, _ pending: inout [PendingRefold], report: inout ApplyReport) -> Bool {
+    private func joinPending(_ op: Op, _ pending: inout PendingRegions, report: inout ApplyReport) -> Bool {
         var holder: Int?
         var related = false
         switch op.kind {
         case .merge, .batch:
-            related = pending.contains { op.hasAnchor(relatedTo: $0.root) }
+            related =
+                op.containsAnchor { pending.mayBeRelated($0, $1) }
+                && pending.regions.contains { op.hasAnchor(relatedTo: $0.root) }
         case .set, .increment, .transaction, .call:
             // One anchor. Regions are disjoint: one holding it leaves none below it.
+            guard pending.mayBeRelated(op.path.keys, []) else { return false }
             for position in pending.indices where pending[position].root.isRelated(toJoined: op.path.keys, []) {
                 guard pending[position].root.depth <= op.path.depth else {
                     related = true
@@ -325,11 +328,10 @@ public final class MergeEngine {
             }
             return true
         }
-        pending[position].arriving.append(op)
-        pending[position].stamp = min(pending[position].stamp, op.stamp)
+        pending.add(op, to: position)
         if probe.conflicts {
             let root = regionRoot(for: op.path, after: op.stamp)
-            if root.isAncestorOrSelf(of: pending[position].root) { widen(&pending, at: position, to: root) }
+            if root.isAncestorOrSelf(of: pending[position].root) { pending.widen(at: position, to: root) }
         }
         return true
     }
@@ -341,7 +343,7 @@ public final class MergeEngine {
     /// written elsewhere. False, with nothing done, for any other op, and for a batch whose increments
     /// outside the pending regions cannot be shown to succeed.
     private func joinWriteByWrite(
-        _ op: Op, probe: PathIndex.Probe, pending: inout [PendingRefold], report: inout ApplyReport
+        _ op: Op, probe: PathIndex.Probe, pending: inout PendingRegions, report: inout ApplyReport
     ) -> Bool {
         switch op.kind {
         case .merge(let children) where !probe.parts.isEmpty:
@@ -363,55 +365,23 @@ public final class MergeEngine {
     /// An op with several anchors may then be decided by several re-folds, its writes outside their
     /// regions taken as decided: the first records its outcome, and one that rejects it takes back its
     /// writes elsewhere, as for any batch whose outcome flips.
-    func addPending(_ op: Op, anchors: [Path], to pending: inout [PendingRefold]) {
+    func addPending(_ op: Op, anchors: [Path], to pending: inout PendingRegions) {
         for anchor in anchors {
             let root = regionRoot(for: anchor, after: op.stamp)
-            if let position = pending.firstIndex(where: { $0.root.isAncestorOrSelf(of: root) }) {
-                // Two anchors of one op may lie in one region.
-                if anchors.count == 1 || !pending[position].arriving.contains(where: { $0.stamp == op.stamp }) {
-                    pending[position].arriving.append(op)
-                }
-                pending[position].stamp = min(pending[position].stamp, op.stamp)
+            if let position = pending.holder(of: root) {
+                pending.add(op, to: position, once: anchors.count > 1)
             } else {
                 pending.append(PendingRefold(root: root, stamp: op.stamp, arriving: [op], group: op.stamp))
-                widen(&pending, at: pending.count - 1, to: root)
             }
         }
-    }
-
-    /// Makes `root` the root of the pending region at `position`, taking in the regions it contains.
-    func widen(_ pending: inout [PendingRefold], at position: Int, to root: Path) {
-        pending[position].root = root
-        guard pending.indices.contains(where: { $0 != position && root.isAncestorOrSelf(of: pending[$0].root) })
-        else { return }
-        var merged = pending[position]
-        // An op with several anchors may be in several of the regions.
-        var known = Set(merged.arriving.map(\.stamp))
-        var kept: [PendingRefold] = []
-        for (other, region) in pending.enumerated() where other != position {
-            if root.isAncestorOrSelf(of: region.root) {
-                merged.stamp = min(merged.stamp, region.stamp)
-                for op in region.arriving where known.insert(op.stamp).inserted { merged.arriving.append(op) }
-            } else {
-                kept.append(region)
-            }
-        }
-        pending = kept + [merged]
-    }
-
-    /// True when `path` is related to a pending region: the state there is stale until that region's
-    /// re-fold, which decides any write there.
-    static func isPending(_ path: Path, in pending: [PendingRefold]) -> Bool {
-        pending.contains { $0.root.isRelated(to: path) }
     }
 
     /// Re-folds the pending regions.
     ///
     /// - Returns: the roots of every region rebuilt.
     @discardableResult
-    func flush(_ pending: inout [PendingRefold], report: inout ApplyReport) -> [Path] {
-        let regions = pending
-        pending = []
+    func flush(_ pending: inout PendingRegions, report: inout ApplyReport) -> [Path] {
+        let regions = pending.removeAll()
         var groups: [Stamp: [Int]] = [:]
         for (position, region) in regions.enumerated() { groups[region.group, default: []].append(position) }
         var rebuilt: [Path] = []
@@ -434,7 +404,7 @@ public final class MergeEngine {
     }
 
     /// Applies one op that is neither known nor below the frontier.
-    private func applyNew(_ op: Op, pending: inout [PendingRefold], report: inout ApplyReport) {
+    private func applyNew(_ op: Op, pending: inout PendingRegions, report: inout ApplyReport) {
         if case .call(let call) = op.kind, !registry.contains(name: call.name, version: call.version) {
             waiting[op.stamp] = op
             report.outcomes[op.stamp] = .waiting
