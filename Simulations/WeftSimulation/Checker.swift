@@ -52,14 +52,6 @@ final class Checker {
         SimulationFailure(kind: kind, tick: now, replica: replica, message: message)
     }
 
-    /// True when the two byte strings are equal (compared as memory, not element by element).
-    static func sameBytes(_ first: ArraySlice<UInt8>, _ second: ArraySlice<UInt8>) -> Bool {
-        guard first.count == second.count else { return false }
-        return first.withUnsafeBytes { a in
-            second.withUnsafeBytes { b in a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
-        }
-    }
-
     static func hash(_ stamp: Stamp) -> UInt64 {
         var z = stamp.time &+ stamp.replica.rawValue &* 0x9E37_79B9_7F4A_7C15
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -107,7 +99,7 @@ final class Checker {
         for (position, op) in fresh.enumerated() {
             let unaltered: Bool
             if let freshEncodings, let made = encodings[op.stamp] {
-                unaltered = Checker.sameBytes(made, freshEncodings[position])
+                unaltered = made.hasSameBytes(as: freshEncodings[position])
             } else if let original = self.ops[op.stamp] {
                 unaltered = original == op
             } else {

@@ -174,13 +174,8 @@ public struct PathCache: Sendable {
 
     /// The path encoded by `bytes`, if decoded before.
     func path(encodedBy bytes: ArraySlice<UInt8>) -> Path? {
-        guard let slot = slots[slot(of: bytes)], slot.bytes.count == bytes.count else { return nil }
-        let equal = slot.bytes.withUnsafeBytes { held in
-            bytes.withUnsafeBytes { wanted in
-                held.count == 0 || memcmp(held.baseAddress!, wanted.baseAddress!, held.count) == 0
-            }
-        }
-        return equal ? slot.path : nil
+        guard let slot = slots[slot(of: bytes)], slot.bytes[...].hasSameBytes(as: bytes) else { return nil }
+        return slot.path
     }
 
     /// Keeps `path`, decoded from `bytes`.
@@ -202,5 +197,18 @@ public struct PathCache: Sendable {
             return FastHash.finalize(state)
         }
         return Int(truncatingIfNeeded: hash % UInt64(slotCount))
+    }
+}
+
+extension ArraySlice where Element == UInt8 {
+    /// True when both hold the same bytes, compared as memory (`memcmp`) rather than element by element.
+    @inlinable public func hasSameBytes(as other: ArraySlice<UInt8>) -> Bool {
+        guard count == other.count else { return false }
+        return withUnsafeBytes { mine in
+            other.withUnsafeBytes { theirs in
+                guard let first = mine.baseAddress, let second = theirs.baseAddress else { return true }
+                return memcmp(first, second, mine.count) == 0
+            }
+        }
     }
 }

@@ -103,8 +103,7 @@ struct MemoryState: Sendable {
 
     /// Index of the first entry whose sequence is above `sequence`.
     func firstEntry(in list: [Entry], above sequence: UInt64) -> Int {
-        if let last = list.last, last.op.sequence <= sequence { return list.count }
-        return list.partitionPoint { $0.op.sequence > sequence }
+        sequence == .max ? list.count : firstEntry(in: list, atOrAbove: sequence + 1)
     }
 
     /// Index of the first entry whose sequence is `sequence` or above.
