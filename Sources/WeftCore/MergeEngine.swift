@@ -447,12 +447,23 @@ public final class MergeEngine {
         switch op.kind {
         case .set(let value):
             // A set always applies, and its new value is the value written.
-            let scalarWrite = capturesChanges && !value.isObject && !state.hasScalar(above: op.path.keys[...])
-            let old = state.write(value, at: op.path)
             report.outcomes[op.stamp] = .applied
-            if capturesChanges {
+            guard capturesChanges else {
+                state.write(value, at: op.path)
+                return
+            }
+            // One walk writes and reads the old value, unless a scalar above is replaced (`update` then
+            // leaves the state alone, and the write takes the general road).
+            var old = Value.null
+            if state.update(at: op.path.keys[...], { node in
+                old = node
+                node = value
+            }) {
                 report.changes.append(
-                    Change(path: op.path, old: old, new: value, isOneRow: scalarWrite && !old.isObject))
+                    Change(path: op.path, old: old, new: value, isOneRow: !value.isObject && !old.isObject))
+            } else {
+                old = state.write(value, at: op.path)
+                report.changes.append(Change(path: op.path, old: old, new: value))
             }
             return
         case .increment(let by, let from):
