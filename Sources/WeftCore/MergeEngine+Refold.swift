@@ -328,9 +328,14 @@ extension MergeEngine {
     /// The latest blind `set` of exactly `root` stamped before `stamp` (and after `floor`, when given): the region's value right after it
     /// is known without replaying anything older.
     func checkpoint(at root: Path, before stamp: Stamp, after floor: Stamp? = nil) -> (stamp: Stamp, value: Value)? {
-        guard let node = index.node(at: root.keys[...]) else { return nil }
+        // A set is not an increment: none is stamped after the node's last other op, and a node that
+        // only ever had increments has none (a counter's long run of increments is not walked).
+        guard let node = index.node(at: root.keys[...]), let lastNonIncrement = node.ownNonIncrementMax else {
+            return nil
+        }
+        if let floor, lastNonIncrement <= floor { return nil }
         var found: (stamp: Stamp, value: Value)?
-        node.own.reverseForEach(through: stamp) { candidate in
+        node.own.reverseForEach(through: min(stamp, lastNonIncrement)) { candidate in
             if let floor, candidate.stamp <= floor { return false }
             if candidate.stamp < stamp, let op = logged(candidate), case .set(let value) = op.kind {
                 found = (candidate.stamp, value)
