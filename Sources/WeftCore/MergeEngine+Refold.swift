@@ -429,8 +429,7 @@ extension MergeEngine {
         while roots.count <= CoreLimits.refoldRegionsMax {
             var added: [Path] = []
             for root in roots {
-                guard let node = index.node(at: root.keys[...]), node.failingBelow > 0 else { continue }
-                forEachNode(below: node, where: { $0.failingBelow > 0 }) { current in
+                index.forEachFailing(at: root.keys[...]) { current in
                     for batchStamp in current.failingBatches where batchStamp >= stamp {
                         guard let op = logged(batchStamp) else { continue }
                         for anchor in op.anchors where !roots.contains(where: { $0.isAncestorOrSelf(of: anchor) }) {
@@ -443,19 +442,6 @@ extension MergeEngine {
             roots = minimalRoots(roots + added)
         }
         return [.root]
-    }
-
-    /// Calls `body` with `node` and every node below it where `descend` holds (the nodes below one where
-    /// it does not are skipped).
-    func forEachNode(
-        below node: PathIndex.Node, where descend: (PathIndex.Node) -> Bool, _ body: (PathIndex.Node) -> Void
-    ) {
-        var stack = [node]
-        while let current = stack.popLast() {
-            guard descend(current) else { continue }
-            body(current)
-            stack.append(contentsOf: current.children.values)
-        }
     }
 
     /// Drops roots that lie inside other roots, and duplicates.

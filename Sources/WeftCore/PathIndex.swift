@@ -74,6 +74,9 @@ final class PathIndex {
         fileprivate(set) var failingBatches: [Stamp] = []
         /// Number of ``failingBatches`` here and below: a re-fold looks for them only where there are.
         fileprivate(set) var failingBelow = 0
+        /// The children whose ``failingBelow`` is positive: a re-fold that looks for failing batches
+        /// goes down only through them, not through every child of a wide node.
+        fileprivate(set) var failingChildren: [Node] = []
         /// The arrival count when ``snapshots`` were last known valid.
         @exclusivity(unchecked) var snapshotsTakenAt: UInt64 = 0
 
@@ -200,7 +203,6 @@ final class PathIndex {
         return position >= 0 ? (current, current.snapshots[position]) : nil
     }
 
-    /// The node at `keys`, nil when no op was ever anchored at or below it.
     /// Records that the batch stamped `stamp` is rejected because of its part at `keys` (`failing`), or
     /// no longer is; the node exists, as the batch is recorded there.
     func setFailing(_ failing: Bool, batch stamp: Stamp, at keys: ArraySlice<Key>) {
@@ -217,10 +219,34 @@ final class PathIndex {
         current.failingBelow += delta
         for key in keys {
             guard let next = current.children[key] else { return }
+            let wasFailing = next.failingBelow > 0
             next.failingBelow += delta
+            if !wasFailing, next.failingBelow > 0 {
+                current.failingChildren.append(next)
+            } else if wasFailing, next.failingBelow == 0 {
+                current.failingChildren.removeAll { $0 === next }
+            }
             current = next
         }
     }
+
+    /// Calls `body` with the node at `keys` and every node below it that has failing batches there or
+    /// below (``Node/failingBelow``), parents before children; nothing when there are none.
+    func forEachFailing(at keys: ArraySlice<Key>, _ body: (Node) -> Void) {
+        var current = root
+        for key in keys {
+            guard current.failingBelow > 0, let next = current.children[key] else { return }
+            current = next
+        }
+        guard current.failingBelow > 0 else { return }
+        var stack = [current]
+        while let node = stack.popLast() {
+            body(node)
+            stack.append(contentsOf: node.failingChildren)
+        }
+    }
+
+    /// The node at `keys`, nil when no op was ever anchored at or below it.
 
     func node(at keys: ArraySlice<Key>) -> Node? {
         var current = root
