@@ -515,11 +515,15 @@ extension MergeEngine {
 
     /// Calls `body` with every stamp after `start` anchored at `node` or below.
     func forEachStamp(below node: PathIndex.Node, after start: Stamp?, _ body: (PathIndex.Anchored) -> Void) {
+        // Only nodes with an op after `start` here or below are visited (pushed, and so retained).
+        let hasOps = { (node: PathIndex.Node) in
+            start.map { start in node.subtreeMax.map { $0 > start } ?? false } ?? true
+        }
+        guard hasOps(node) else { return }
         var stack = [node]
         while let current = stack.popLast() {
-            if let start, current.subtreeMax.map({ $0 <= start }) ?? true { continue }
             current.own.forEach(after: start, body)
-            stack.append(contentsOf: current.children.values)
+            for child in current.children.values where hasOps(child) { stack.append(child) }
         }
     }
 }

@@ -455,10 +455,11 @@ public final class MergeEngine {
             // One walk writes and reads the old value, unless a scalar above is replaced (`update` then
             // leaves the state alone, and the write takes the general road).
             var old = Value.null
-            if state.update(at: op.path.keys[...], { node in
+            let walked = state.update(at: op.path.keys[...]) { node in
                 old = node
                 node = value
-            }) {
+            }
+            if walked {
                 report.changes.append(
                     Change(path: op.path, old: old, new: value, isOneRow: !value.isObject && !old.isObject))
             } else {
