@@ -28,6 +28,34 @@ import Testing
         #expect(node.ownFirst(after: stamp(9, alice)) == nil)
     }
 
+    @Test func onlyNodesWithFailingBatchesBelowAreWalkedForThem() throws {
+        let index = PathIndex()
+        for (position, path) in ["/wide/x1/y", "/wide/x2", "/wide/x3", "/other"].enumerated() {
+            let millis = UInt64(position + 1)
+            index.insert(try op(alice, at: millis, sequence: millis, path, .increment(by: .int(1), from: .int(0))))
+        }
+        func visited(at keys: ArraySlice<Key>) -> [Int] {
+            var counts: [Int] = []
+            index.forEachFailing(at: keys) { counts.append($0.failingBatches.count) }
+            return counts
+        }
+        #expect(visited(at: []) == [])
+        index.setFailing(true, batch: stamp(10, bob), at: ["wide", "x1", "y"])
+        index.setFailing(true, batch: stamp(11, bob), at: ["wide", "x3"])
+        // The root, /wide, then its two children with failing batches (not /wide/x2, not /other).
+        #expect(visited(at: []).count == 5)
+        #expect(visited(at: ["wide"]).reduce(0, +) == 2)
+        #expect(visited(at: ["other"]) == [])
+        #expect(visited(at: ["wide", "x2"]) == [])
+        #expect(visited(at: ["wide", "x1"]) == [0, 1])
+        index.setFailing(false, batch: stamp(10, bob), at: ["wide", "x1", "y"])
+        #expect(visited(at: ["wide", "x1"]) == [])
+        #expect(visited(at: ["wide"]) == [0, 1])
+        index.setFailing(false, batch: stamp(11, bob), at: ["wide", "x3"])
+        #expect(visited(at: []) == [])
+        #expect(index.root.failingBelow == 0)
+    }
+
     @Test func summariesRiseAlongThePathOfEachAnchor() throws {
         let index = PathIndex()
         index.insert(try op(alice, at: 1, sequence: 1, "/a/b", .set(.int(1))))
