@@ -218,7 +218,9 @@ final class SimulatedReplica {
         var frontier: Stamp?
         for member in members.sorted() {
             let sequence = stable[member]
-            guard sequence > compacted[member], let stamp = engine.stamp(of: member, sequence: sequence) else { return 0 }
+            guard sequence > compacted[member], let stamp = engine.stamp(of: member, sequence: sequence) else {
+                return 0
+            }
             frontier = min(frontier ?? stamp, stamp)
         }
         // No further than the hub compacted (see `AcknowledgementBook.compactionCap`).
@@ -380,7 +382,9 @@ final class EncodingCache {
         guard let origin = ops.first?.origin, let list = byOrigin[origin] else { return EncodedOps(ops) }
         let encodings = ops.map { op in
             let slot = Int(op.sequence) - 1
-            if op.origin == origin, slot < list.count, let kept = list[slot], kept.stamp == op.stamp { return kept.bytes }
+            if op.origin == origin, slot < list.count, let kept = list[slot], kept.stamp == op.stamp {
+                return kept.bytes
+            }
             return OpCodec.encode(op)[...]
         }
         return EncodedOps(ops: ops, encodings: encodings)

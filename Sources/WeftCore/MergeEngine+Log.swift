@@ -85,7 +85,6 @@ extension MergeEngine {
     }
 }
 
-
 /// That an origin's ops up to `sequence` touched the node at `path`, for ops folded into the base.
 ///
 /// The transaction rule asks whether a transaction's origin had seen every op before it touching its

@@ -58,7 +58,8 @@ public struct Stamp: Sendable, Hashable, Comparable, CustomStringConvertible {
 /// Firebase's push-id alphabet, in ASCII order so that fixed-width strings sort like the numbers they encode.
 public enum PushAlphabet {
     /// The 64 characters, ascending.
-    public static let characters: [UInt8] = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz".utf8)
+    public static let characters: [UInt8] = Array(
+        "-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz".utf8)
 
     static let reverse: [Int8] = {
         var table = [Int8](repeating: -1, count: 256)

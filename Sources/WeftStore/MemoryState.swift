@@ -147,7 +147,9 @@ struct MemoryState: Sendable {
         for case .op(let stamp, let sequence, let status) in batch.statusChanges {
             // The list is read in a closure and changed after it: no copy of it is held while it changes.
             let found = log[stamp.replica].flatMap { list in
-                index(in: list, of: sequence).flatMap { list[$0].op.stamp == stamp && list[$0].status != nil ? $0 : nil }
+                index(in: list, of: sequence).flatMap {
+                    list[$0].op.stamp == stamp && list[$0].status != nil ? $0 : nil
+                }
             }
             if let found { log[stamp.replica]?[found].status = status }
         }

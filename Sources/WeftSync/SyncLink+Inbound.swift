@@ -43,7 +43,8 @@ extension SyncLink {
                 let sequence = ops[position].sequence
                 guard sequence <= bound + 1 else {
                     throw SyncError(
-                        .protocolViolation, "op \(sequence) of \(origin) arrived after a gap: the last one was \(bound)")
+                        .protocolViolation, "op \(sequence) of \(origin) arrived after a gap: the last one was \(bound)"
+                    )
                 }
                 bound = max(bound, sequence)
                 runHighest = max(runHighest, sequence)

@@ -16,7 +16,8 @@ import Testing
         let ops = [
             try op(1, "/a", .set(.object(["x": .int(1), "y": .string("z")]))),
             try op(2, "/b", .increment(by: .double(0.5), from: .int(0))),
-            try op(3, "/", .batch([.set(try Path("/a"), .null), .increment(try Path("/b"), by: .int(1), from: .int(0))])),
+            try op(
+                3, "/", .batch([.set(try Path("/a"), .null), .increment(try Path("/b"), by: .int(1), from: .int(0))])),
         ]
         var writer = ByteWriter()
         for op in ops { OpCodec.write(op, to: &writer) }
@@ -46,7 +47,9 @@ import Testing
                         .batch([.set(try Path(path), .int(Int64(sequence))), .set(try Path("/counters/c2"), .null)])))
             default:
                 ops.append(
-                    try op(UInt64(sequence), path, .merge([MergeChild(relative: try Path("counters/c1"), value: .int(1))])))
+                    try op(
+                        UInt64(sequence), path, .merge([MergeChild(relative: try Path("counters/c1"), value: .int(1))]))
+                )
             }
         }
         var writer = ByteWriter()

@@ -81,14 +81,22 @@ import Testing
     /// takes the general road. Each case, applied in order, lands where the fold lands.
     @Test func inOrderIncrementsMatchTheFoldUnderScalarsAndOnNonNumbers() throws {
         let cases: [[Op]] = [
-            [try op(alice, at: 1, sequence: 1, "/a", .set(.int(5))),
-             try op(alice, at: 2, sequence: 2, "/a/b", .increment(by: .int(2), from: .int(10)))],
-            [try op(alice, at: 1, sequence: 1, "/a", .set(.string("x"))),
-             try op(alice, at: 2, sequence: 2, "/a", .increment(by: .int(2), from: .int(0)))],
-            [try op(alice, at: 1, sequence: 1, "/a/b", .set(.double(1.5))),
-             try op(alice, at: 2, sequence: 2, "/a/b", .increment(by: .int(2), from: .int(0))),
-             try op(alice, at: 3, sequence: 3, "/a/b", .increment(by: .double(.greatestFiniteMagnitude), from: .int(0))),
-             try op(alice, at: 4, sequence: 4, "/a/b", .increment(by: .double(.greatestFiniteMagnitude), from: .int(0)))],
+            [
+                try op(alice, at: 1, sequence: 1, "/a", .set(.int(5))),
+                try op(alice, at: 2, sequence: 2, "/a/b", .increment(by: .int(2), from: .int(10))),
+            ],
+            [
+                try op(alice, at: 1, sequence: 1, "/a", .set(.string("x"))),
+                try op(alice, at: 2, sequence: 2, "/a", .increment(by: .int(2), from: .int(0))),
+            ],
+            [
+                try op(alice, at: 1, sequence: 1, "/a/b", .set(.double(1.5))),
+                try op(alice, at: 2, sequence: 2, "/a/b", .increment(by: .int(2), from: .int(0))),
+                try op(
+                    alice, at: 3, sequence: 3, "/a/b", .increment(by: .double(.greatestFiniteMagnitude), from: .int(0))),
+                try op(
+                    alice, at: 4, sequence: 4, "/a/b", .increment(by: .double(.greatestFiniteMagnitude), from: .int(0))),
+            ],
         ]
         for ops in cases {
             let expected = fold(ops)

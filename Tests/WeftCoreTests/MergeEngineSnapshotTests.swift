@@ -72,7 +72,9 @@ import Testing
             for batch in Self.interleaved(early, rng: &rng) { engine.apply(batch) }
             engine.compact(upTo: frontier)
             let known = Set(early.map(\.stamp))
-            for batch in Self.interleaved(sorted.filter { !known.contains($0.stamp) }, rng: &rng) { engine.apply(batch) }
+            for batch in Self.interleaved(sorted.filter { !known.contains($0.stamp) }, rng: &rng) {
+                engine.apply(batch)
+            }
             #expect(engine.state == ReferenceFold.fold(ops, registry: Workload.registry).state, "seed \(seed)")
         }
     }
@@ -148,7 +150,8 @@ final class SharedTotal: @unchecked Sendable {
         await propertyCheck(count: 300, input: Gen.int(in: 0...Int(Int32.max))) { seed in
             var rng = SeededGenerator(seed: UInt64(seed) ^ 0xC4A)
             var workload = Workload(
-                seed: UInt64(seed), replicas: 2 + Int(rng.below(5)), shape: MergeEngineSnapshotTests.shape(hot: seed % 3 != 0))
+                seed: UInt64(seed), replicas: 2 + Int(rng.below(5)),
+                shape: MergeEngineSnapshotTests.shape(hot: seed % 3 != 0))
             let ops = (0..<(150 + seed % 400)).map { _ in workload.next() }
             let engine = MergeEngine(registry: Workload.registry)
             var mirror = Value.null
@@ -156,7 +159,9 @@ final class SharedTotal: @unchecked Sendable {
             if seed % 2 == 0 {
                 var shuffled = ops
                 rng.shuffle(&shuffled)
-                batches = stride(from: 0, to: shuffled.count, by: 17).map { Array(shuffled[$0..<min($0 + 17, shuffled.count)]) }
+                batches = stride(from: 0, to: shuffled.count, by: 17).map {
+                    Array(shuffled[$0..<min($0 + 17, shuffled.count)])
+                }
             }
             for batch in batches {
                 let report = engine.apply(batch)

@@ -13,7 +13,9 @@ import Testing
     static let origin = ReplicaID(rawValue: 7)!
 
     static func op(_ sequence: UInt64, _ path: String, _ kind: OpKind) throws -> Op {
-        Op(stamp: Stamp(millis: 1_000 + sequence, counter: 0, replica: origin), sequence: sequence, path: try Path(path), kind: kind)
+        Op(
+            stamp: Stamp(millis: 1_000 + sequence, counter: 0, replica: origin), sequence: sequence,
+            path: try Path(path), kind: kind)
     }
 
     static func ops() throws -> [Op] {

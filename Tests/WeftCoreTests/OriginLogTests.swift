@@ -8,8 +8,9 @@ import Testing
     let alice = ReplicaID(rawValue: 0xA11CE)!
 
     func op(at millis: UInt64, sequence: UInt64) throws -> Op {
-        Op(stamp: Stamp(millis: millis, counter: 0, replica: alice), sequence: sequence, path: try Path("/a"),
-           kind: .set(.int(Int64(millis))))
+        Op(
+            stamp: Stamp(millis: millis, counter: 0, replica: alice), sequence: sequence, path: try Path("/a"),
+            kind: .set(.int(Int64(millis))))
     }
 
     @Test func opsAreFoundBySequenceAndByStampAcrossGaps() throws {

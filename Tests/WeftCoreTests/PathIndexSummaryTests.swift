@@ -93,8 +93,11 @@ import Testing
         let index = PathIndex()
         index.insert(try op(bob, at: 1, sequence: 1, "/t/x/deep", .set(.int(1))))
         index.insert(try op(bob, at: 2, sequence: 2, "/sibling", .set(.int(1))))
-        index.insert(try op(alice, at: 3, sequence: 1, "/", .merge([MergeChild(relative: try Path("t/z"), value: .int(1))])))
-        index.insert(try op(alice, at: 4, sequence: 2, "/", .merge([MergeChild(relative: try Path("elsewhere"), value: .int(1))])))
+        index.insert(
+            try op(alice, at: 3, sequence: 1, "/", .merge([MergeChild(relative: try Path("t/z"), value: .int(1))])))
+        index.insert(
+            try op(
+                alice, at: 4, sequence: 2, "/", .merge([MergeChild(relative: try Path("elsewhere"), value: .int(1))])))
         let t = try Path("/t")
         #expect(!index.isCovered(path: t, by: VersionVector([alice: 1])))
         #expect(!index.isCovered(path: t, by: VersionVector([bob: 1])))

@@ -50,7 +50,8 @@ import WeftCore
         let (fixture, own, remote) = try seeded(kind)
         var batch = StoreBatch()
         batch.statusChanges = [
-            .op(own[1].stamp, sequence: own[1].sequence, .rejected), .op(remote.stamp, sequence: remote.sequence, .rejected),
+            .op(own[1].stamp, sequence: own[1].sequence, .rejected),
+            .op(remote.stamp, sequence: remote.sequence, .rejected),
             .stableThrough(sequence: 5),
         ]
         try fixture.store.commit(batch)

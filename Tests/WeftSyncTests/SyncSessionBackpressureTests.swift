@@ -110,7 +110,8 @@ import WeftCore
         var last: [SyncAction] = []
         for start in stride(from: 0, to: 200, by: 10) {
             let ops = source.ops(from: Harness.replica(0), after: UInt64(start), limit: 10, bytesMax: .max)
-            last = pair.acceptor.onBytesReceived(MessageCodec.encode(.ops(EncodedOps(ops))), source: pair.acceptorLog, now: 1)
+            last = pair.acceptor.onBytesReceived(
+                MessageCodec.encode(.ops(EncodedOps(ops))), source: pair.acceptorLog, now: 1)
             if pair.acceptor.phase == .closed { break }
         }
         #expect(pair.acceptor.closeError?.code == .limitExceeded)
@@ -122,7 +123,8 @@ import WeftCore
         var pair = ConnectedPair()
         _ = pair.handshake()
         let ops = source.ops(from: Harness.replica(0), after: 5, limit: 3, bytesMax: .max)
-        let actions = pair.acceptor.onBytesReceived(MessageCodec.encode(.ops(EncodedOps(ops))), source: pair.acceptorLog, now: 1)
+        let actions = pair.acceptor.onBytesReceived(
+            MessageCodec.encode(.ops(EncodedOps(ops))), source: pair.acceptorLog, now: 1)
         #expect(actions.errorSent?.code == .protocolViolation)
         #expect(actions.errorSent?.message.contains("after a gap") == true)
         #expect(actions.opsToApply.isEmpty)
@@ -136,7 +138,8 @@ import WeftCore
         _ = pair.handshake()
         pair.acceptorLog = acceptorLog
         let ops = source.ops(from: Harness.replica(0), after: 0, limit: 10, bytesMax: .max)
-        let actions = pair.acceptor.onBytesReceived(MessageCodec.encode(.ops(EncodedOps(ops))), source: pair.acceptorLog, now: 1)
+        let actions = pair.acceptor.onBytesReceived(
+            MessageCodec.encode(.ops(EncodedOps(ops))), source: pair.acceptorLog, now: 1)
         #expect(actions.opsToApply.isEmpty)
         #expect(actions.messagesSent.map(\.type) == [.ack])
     }

@@ -100,7 +100,9 @@ import WeftStore
         let now = fixture.clock.now
         let ops = [
             Sample.remote(5, sequence: 1, millis: now - 40, path: "/n", .set(.int(1))),
-            Sample.remote(5, sequence: 2, millis: now - 30, path: "/n", .call(FunctionCall(name: "double", version: 1, arguments: .null))),
+            Sample.remote(
+                5, sequence: 2, millis: now - 30, path: "/n",
+                .call(FunctionCall(name: "double", version: 1, arguments: .null))),
             Sample.remote(5, sequence: 3, millis: now - 20, path: "/n", .increment(by: .int(1), from: .int(0))),
             Sample.remote(5, sequence: 4, millis: now - 10, path: "/m", .set(.int(5))),
         ]

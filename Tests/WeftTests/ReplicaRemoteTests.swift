@@ -89,9 +89,11 @@ import WeftStore
         let replica = fixture.replica
         let now = fixture.clock.now
         let first = Sample.remote(5, sequence: 1, millis: now - 30, path: "/a", .set(.string("é")))
-        let second = Sample.remote(5, sequence: 2, millis: now - 20, path: "/b", .merge([
-            MergeChild(relative: Sample.path("/x"), value: .int(1))
-        ]))
+        let second = Sample.remote(
+            5, sequence: 2, millis: now - 20, path: "/b",
+            .merge([
+                MergeChild(relative: Sample.path("/x"), value: .int(1))
+            ]))
         let third = Sample.remote(6, sequence: 1, millis: now - 25, path: "/c", .increment(by: .int(2), from: .int(0)))
         try replica.applyRemote([first])
         var writer = ByteWriter()

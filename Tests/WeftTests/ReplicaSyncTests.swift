@@ -86,7 +86,8 @@ import WeftCore
         #expect(seen.isFinished)
         #expect(seen.statuses.last?.connectedCount == 0, "it ended with the connection closed")
         var lateFinished = false
-        let late = phone.syncStatusPublisher().sink(receiveCompletion: { _ in lateFinished = true }, receiveValue: { _ in })
+        let late = phone.syncStatusPublisher().sink(
+            receiveCompletion: { _ in lateFinished = true }, receiveValue: { _ in })
         #expect(lateFinished, "a subscriber after shutdown gets the completion")
         late.cancel()
         cancellable.cancel()

@@ -101,9 +101,11 @@ enum HealBench {
             Measurement(
                 suite: "heal", name: "bytes sent while healing, all replicas", value: Double(bytesSent), unit: "B"),
             Measurement(
-                suite: "heal", name: "bytes sent per op delivered", value: Double(bytesSent) / Double(total * options.replicas),
+                suite: "heal", name: "bytes sent per op delivered",
+                value: Double(bytesSent) / Double(total * options.replicas),
                 unit: "B/op"),
-            Measurement(suite: "heal", name: "counters exact on every replica", value: countersExact ? 1 : 0, unit: "bool"),
+            Measurement(
+                suite: "heal", name: "counters exact on every replica", value: countersExact ? 1 : 0, unit: "bool"),
         ]
     }
 
@@ -114,7 +116,8 @@ enum HealBench {
         var rng = SeededGenerator(seed: options.seed)
         for number in 0..<options.opsPerReplica {
             for (index, replica) in replicas.enumerated() {
-                try write(number, replica: replica, index: index, counters: options.counters, rng: &rng, expected: &expected)
+                try write(
+                    number, replica: replica, index: index, counters: options.counters, rng: &rng, expected: &expected)
             }
         }
     }

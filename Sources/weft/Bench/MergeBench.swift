@@ -83,7 +83,8 @@ enum MergeBench {
         let count = Double(ops.count)
         return [
             Measurement(
-                suite: "merge", name: "engine ops/s (\(order), batches of \(options.batch))", value: count / engineSeconds, unit: "ops/s",
+                suite: "merge", name: "engine ops/s (\(order), batches of \(options.batch))",
+                value: count / engineSeconds, unit: "ops/s",
                 baseline: count / foldSeconds),
             Measurement(suite: "merge", name: "reference fold ops/s", value: count / foldSeconds, unit: "ops/s"),
             Measurement(suite: "merge", name: "digest equals reference fold", value: matches ? 1 : 0, unit: "bool"),
