@@ -247,7 +247,6 @@ final class PathIndex {
     }
 
     /// The node at `keys`, nil when no op was ever anchored at or below it.
-
     func node(at keys: ArraySlice<Key>) -> Node? {
         var current = root
         for key in keys {
