@@ -79,6 +79,17 @@ extension PathIndex {
             return found[Self.index(in: found, firstAbove: stamp)]
         }
 
+        /// The last entry stamped before `stamp`.
+        func last(before stamp: Stamp) -> Anchored? {
+            var found: Anchored?
+            reverseForEach(through: stamp) { entry in
+                guard entry.stamp < stamp else { return true }
+                found = entry
+                return false
+            }
+            return found
+        }
+
         /// Calls `body` with every entry stamped after `stamp` (every entry when nil), ascending.
         func forEach(after stamp: Stamp?, _ body: (Anchored) -> Void) {
             guard let tail = last else { return }

@@ -350,25 +350,25 @@ extension MergeEngine {
     /// that has an op stamped later, that may hold a scalar, or that has calls (which need their whole
     /// subtree to re-run).
     func regionRoot(for anchor: Path, after stamp: Stamp) -> Path {
-        var current: PathIndex.Node? = index.root
-        var trees: (state: Value, base: Value)? = (state, base)
-        for depth in 0..<anchor.keys.count {
-            // The path of this level, built only when it is the answer.
-            let here = { Path(uncheckedKeys: Array(anchor.keys[..<depth])) }
-            if let node = current {
-                if let ownMax = node.ownMax, ownMax > stamp { return here() }
-                if node.mayBeScalar || node.callCount > 0 { return here() }
+        let keys = anchor.keys
+        var depth = keys.count
+        var node = index.root
+        for level in 0..<keys.count {
+            if let ownMax = node.ownMax, ownMax > stamp {
+                depth = level
+                break
             }
-            if let (state, base) = trees {
-                let isScalar = { (value: Value) in !value.isNull && !value.isObject }
-                if isScalar(state) || isScalar(base) { return here() }
-                let key = anchor.keys[depth]
-                let (stateChild, baseChild) = (state[key], base[key])
-                trees = stateChild.isNull && baseChild.isNull ? nil : (stateChild, baseChild)
+            if node.mayBeScalar || node.callCount > 0 {
+                depth = level
+                break
             }
-            current = current?.children[anchor.keys[depth]]
+            guard let next = node.children[keys[level]] else { break }
+            node = next
         }
-        return anchor
+        // A scalar above in the state or the base: the answer is the highest level any of the three finds.
+        if let scalar = state.scalarDepth(above: keys[..<depth]) { depth = scalar }
+        if let scalar = base.scalarDepth(above: keys[..<depth]) { depth = scalar }
+        return depth == keys.count ? anchor : Path(uncheckedKeys: Array(keys[..<depth]))
     }
 
     /// Evaluates a batch rejected by a part outside the regions: parts before that one apply (inside

@@ -52,6 +52,9 @@ extension MergeEngine {
             guard let walked = counterWindow(after: op, at: path, by: by, node: node) else { return nil }
             window = walked
         }
+        if let before = window.before {
+            return counterShortcut(op, at: path, by: by, before: before, window: window, report: &report)
+        }
         let nextStamp = nextAnchored.stamp
         let nextOutcome = unusualOutcomes[nextStamp] ?? .applied
         if case .rejected(.notANumber) = nextOutcome {
@@ -102,6 +105,108 @@ extension MergeEngine {
         return .applied
     }
 
+    /// The counter shortcut when the op after the late increment is not an increment, and what the
+    /// counter held before the late one is known (``counterBefore(_:at:node:)``): a non-number rejects
+    /// it, and it writes nothing; a number or null takes it, and a whole write after it hides it, or
+    /// (for a number) every op after it adds to the counter or writes nothing there, and the counter
+    /// moves by exactly this step.
+    private func counterShortcut(
+        _ op: Op, at path: Path, by: Number, before: CounterBefore, window: CounterWindow, report: inout ApplyReport
+    ) -> Outcome? {
+        switch before {
+        case .other:
+            return .rejected(.notANumber(path))
+        case .null:
+            // Met null, it wrote its starting value, which only a whole write hides (an increment after
+            // it met null then, and would start from that value now).
+            guard window.hidden, CounterWindow.isSmall(by), case .increment(_, let from) = op.kind,
+                CounterWindow.isSmall(from)
+            else { return nil }
+            incrementsFromNull.insert(op.stamp)
+            return .applied
+        case .number:
+            guard !window.hidden else { return CounterWindow.isSmall(by) ? .applied : nil }
+        }
+        guard window.integral, case .int(let by) = by, window.magnitude < CounterWindow.bound else { return nil }
+        var current: Int64 = 0
+        var updated: Int64?
+        _ = state.update(at: path.keys[...]) { counter in
+            guard case .int(let value) = counter, value.magnitude < CounterWindow.bound else { return }
+            current = value
+            counter = .int(value + by)
+            updated = value + by
+        }
+        guard let updated else { return nil }
+        if capturesChanges {
+            report.changes.append(Change(path: path, old: .int(current), new: .int(updated), isOneRow: true))
+        }
+        return .applied
+    }
+
+    /// What a counter held right before a late increment, in kind.
+    enum CounterBefore {
+        case number, null, other
+    }
+
+    /// What the counter at `path` held right before `op`, when the index shows it without replaying:
+    /// the result of the counter's own op before `op`, when nothing below the counter or above it was
+    /// written since; the base's value when nothing ever was. Nil when unknown.
+    func counterBefore(_ op: Op, at path: Path, node: PathIndex.Node) -> CounterBefore? {
+        let previous = node.own.last(before: op.stamp)
+        let since = previous?.stamp
+        if let descendantMax = node.descendantMax, since.map({ descendantMax >= $0 }) ?? true { return nil }
+        guard !index.hasOwnOps(above: path.keys[...], after: since) else { return nil }
+        func kind(_ value: Value) -> CounterBefore {
+            switch value {
+            case .null: return .null
+            case .int, .double: return .number
+            default: return .other
+            }
+        }
+        guard let previous else { return kind(base.value(at: path)) }
+        guard let earlier = logged(previous) else { return nil }
+        let outcome = unusualOutcomes[previous.stamp] ?? .applied
+        switch earlier.kind {
+        case .increment:
+            switch outcome {
+            case .applied: return .number
+            // It wrote nothing because the counter held a non-number, which it still does.
+            case .rejected(.notANumber): return .other
+            default: return nil
+            }
+        case .set(let value):
+            return kind(value)
+        case .transaction(_, let result):
+            return outcome == .applied ? kind(result) : nil
+        case .merge(let children):
+            // Anchored here: one child is the counter.
+            let child = children.first {
+                earlier.path.depth + $0.relative.depth == path.depth
+                    && path.isRelated(toJoined: earlier.path.keys, $0.relative.keys)
+            }
+            return child.map { kind($0.value) }
+        case .batch(let writes):
+            guard outcome == .applied else { return nil }
+            var result: CounterBefore?
+            for write in writes {
+                switch write {
+                case .set(let target, let value):
+                    if target == path { result = kind(value) } else if target.isRelated(to: path) { return nil }
+                case .merge(let base, let children):
+                    for child in children where path.isRelated(toJoined: base.keys, child.relative.keys) {
+                        guard base.depth + child.relative.depth == path.depth else { return nil }
+                        result = kind(child.value)
+                    }
+                case .increment(let target, _, _):
+                    if target == path { result = .number } else if target.isRelated(to: path) { return nil }
+                }
+            }
+            return result
+        case .call:
+            return nil
+        }
+    }
+
     /// What the ops of a counter after a late increment let the increment change.
     struct CounterWindow {
         /// Integer sums the shortcut adds stay below this magnitude: no prefix of them overflows.
@@ -113,6 +218,9 @@ extension MergeEngine {
         var integral: Bool
         /// Sum of the magnitudes of those increments (saturating).
         var magnitude: UInt64
+        /// What the counter held before the late increment, found when the op after it is not an
+        /// increment (nil when it is one).
+        var before: CounterBefore?
 
         /// A step (or starting value) small enough that adding it to any finite number stays finite.
         static func isSmall(_ number: Number) -> Bool { number.doubleValue.magnitude < Double(bound) }
@@ -146,9 +254,16 @@ extension MergeEngine {
             guard walked <= CoreLimits.counterWindowMax, let other = logged(anchored) else { return false }
             let outcome = unusualOutcomes[other.stamp] ?? .applied
             if walked == 1 {
-                guard case .increment = other.kind else { return false }
-                // A next increment not applied met a non-number, or overflowed: no value in between.
-                if outcome != .applied { valuesMatter = false }
+                if case .increment = other.kind {
+                    // A next increment not applied met a non-number, or overflowed: no value in between.
+                    if outcome != .applied { valuesMatter = false }
+                } else {
+                    // The counter's value at the late increment must then be known some other way.
+                    guard let before = counterBefore(op, at: path, node: node) else { return false }
+                    window.before = before
+                    // On a non-number the increment writes nothing: only transactions can see it.
+                    if before == .other { valuesMatter = false }
+                }
             }
             if case .transaction(let read, _) = other.kind {
                 // A stale transaction stays stale.

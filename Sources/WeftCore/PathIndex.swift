@@ -246,6 +246,18 @@ final class PathIndex {
         }
     }
 
+    /// True when an op stamped after `stamp` (any op, when nil) is anchored at a proper ancestor of the
+    /// node at `keys`.
+    func hasOwnOps(above keys: ArraySlice<Key>, after stamp: Stamp?) -> Bool {
+        var current = root
+        for key in keys {
+            if let ownMax = current.ownMax, stamp.map({ ownMax > $0 }) ?? true { return true }
+            guard let next = current.children[key] else { return false }
+            current = next
+        }
+        return false
+    }
+
     /// The node at `keys`, nil when no op was ever anchored at or below it.
     func node(at keys: ArraySlice<Key>) -> Node? {
         var current = root

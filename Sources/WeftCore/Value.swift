@@ -49,30 +49,30 @@ public enum Value: Sendable, Hashable {
     public func value(at path: Path) -> Value { value(at: path.keys[...]) }
 
     /// The node at the given keys below this value, or `.null`.
+    ///
+    /// The walk recurses on the nodes in place: a loop holding the current node in a variable takes
+    /// and drops a reference per level.
     public func value(at keys: ArraySlice<Key>) -> Value {
-        var current = self
-        for key in keys {
-            guard case let .object(children) = current, let child = children[key] else { return .null }
-            current = child
-        }
-        return current
+        guard let key = keys.first else { return self }
+        guard case .object(let children) = self, let index = children.index(forKey: key) else { return .null }
+        return children.values[index].value(at: keys.dropFirst())
     }
 
     /// True when a proper ancestor of the node at `keys` is a scalar (a write there would replace it).
-    public func hasScalar(above keys: ArraySlice<Key>) -> Bool {
-        var current = self
-        for key in keys.dropLast() {
-            switch current {
-            case .object(let children):
-                guard let child = children[key] else { return false }
-                current = child
-            case .null: return false
-            default: return true
-            }
-        }
-        switch current {
-        case .object, .null: return false
-        default: return !keys.isEmpty
+    public func hasScalar(above keys: ArraySlice<Key>) -> Bool { scalarDepth(above: keys) != nil }
+
+    /// The depth of the highest proper ancestor of the node at `keys` that is a scalar (0 for this value
+    /// itself), or nil when there is none; in one walk that takes no reference.
+    public func scalarDepth(above keys: ArraySlice<Key>) -> Int? { scalarDepth(above: keys, from: 0) }
+
+    private func scalarDepth(above keys: ArraySlice<Key>, from depth: Int) -> Int? {
+        guard let key = keys.first else { return nil }
+        switch self {
+        case .null: return nil
+        case .object(let children):
+            guard let index = children.index(forKey: key) else { return nil }
+            return children.values[index].scalarDepth(above: keys.dropFirst(), from: depth + 1)
+        default: return depth
         }
     }
 

@@ -12,6 +12,8 @@ import Testing
 
     static let one = OpKind.increment(by: .int(1), from: .int(0))
     static let quarter = OpKind.increment(by: .double(0.25), from: .int(0))
+    /// A read vector that holds the first op of origins 1 and 3.
+    static let sawBoth = VersionVector([Origin(1).id: 1, Origin(3).id: 1])
 
     @Test func aLateIncrementHiddenByALaterSetTakesTheShortcut() throws {
         var a = Origin(1)
@@ -129,6 +131,70 @@ import Testing
         expectFoldOneByOne(ops, engine: engine)
         #expect(engine.incrementsFromNull == [ops[5].stamp])
         #expect(engine.statistics.counterShortcuts == 2)
+    }
+
+    /// When the op after a late increment is not an increment, what the counter held before the late
+    /// one comes from the counter's own op before it: a late increment on a non-number is rejected, one
+    /// on null starts from its `from`, one on a number is hidden by a whole write or moves the counter by
+    /// its step, all without a re-fold.
+    @Test func theOpBeforeTheLateIncrementTellsWhatItMet() throws {
+        let counter = try Path("/counters/c")
+        let text = try Path("/text")
+        // (ops before the late one, ops after it, expected counter, expected outcome of the late one)
+        let cases: [(before: [(UInt64, String, OpKind)], after: [(UInt64, String, OpKind)], Value, Outcome)] = [
+            // A text set before it, a set after: rejected, and nothing moves.
+            ([(1, "/counters/c", .set(.string("x")))], [(10, "/counters/c", .set(.int(7)))], .int(7),
+                .rejected(.notANumber(counter))),
+            // An increment rejected on text before it: the text is still there.
+            ([(1, "/counters/c", .set(.string("x"))), (2, "/counters/c", Self.one)],
+                [(10, "/counters/c", .set(.int(7)))], .int(7), .rejected(.notANumber(counter))),
+            // A batch setting a number, then a transaction that had seen the late increment.
+            ([(1, "/", .batch([.set(counter, .int(4)), .set(text, .int(1))]))],
+                [(10, "/counters/c", .transaction(read: Self.sawBoth, result: .int(9)))],
+                .int(9), .applied),
+            // A merge child of a number, then a batch adding to it: the counter moves by the late step.
+            ([(1, "/", .merge([MergeChild(relative: counter, value: .int(4))]))],
+                [(10, "/", .batch([.increment(counter, by: .int(2), from: .int(0)), .set(text, .int(1))]))],
+                .int(9), .applied),
+            // Nothing before it: it meets null, and a set hides it.
+            ([], [(10, "/counters/c", .set(.int(7)))], .int(7), .applied),
+        ]
+        for (before, after, expected, outcome) in cases {
+            var a = Origin(1)
+            var c = Origin(3)
+            var ops = try before.map { try a.op(at: $0.0, $0.1, $0.2) }
+            ops += try after.map { try a.op(at: $0.0, $0.1, $0.2) }
+            let late = try c.op(at: 5, "/counters/c", .increment(by: .int(3), from: .int(50)))
+            ops.append(late)
+            let engine = MergeEngine(registry: FunctionRegistry())
+            expectFoldOneByOne(ops, engine: engine)
+            #expect(engine.state.value(at: counter) == expected)
+            #expect(engine.outcome(of: late.stamp) == outcome)
+            #expect(engine.incrementsFromNull == (before.isEmpty ? [late.stamp] : []))
+            #expect(engine.statistics.counterShortcuts == 1)
+            #expect(engine.statistics.refolds == 0)
+        }
+    }
+
+    /// An op above or below the counter between its own op and the late increment may have changed what
+    /// the counter held: the late increment is re-folded.
+    @Test func aWriteAboveOrBelowTheCounterSinceItsOwnOpMeansARefold() throws {
+        let between: [(String, OpKind)] = [
+            ("/counters", .set(.object(["c": .string("x")]))),
+            ("/counters/c/deep", .set(.int(1))),
+        ]
+        for (path, kind) in between {
+            var a = Origin(1)
+            var b = Origin(2)
+            var c = Origin(3)
+            var ops = [try a.op(at: 1, "/counters/c", Self.one), try b.op(at: 3, path, kind)]
+            ops.append(try a.op(at: 10, "/counters/c", .set(.int(7))))
+            ops.append(try c.op(at: 5, "/counters/c", Self.one))
+            let engine = MergeEngine(registry: FunctionRegistry())
+            expectFoldOneByOne(ops, engine: engine)
+            #expect(engine.statistics.counterShortcuts == 0, "\(path)")
+            #expect(engine.statistics.refolds == 1, "\(path)")
+        }
     }
 
     /// Random traffic on one counter and its neighbours, with every kind of op the window walk reads,
