@@ -515,7 +515,8 @@ public final class MergeEngine {
                     // A scalar above this child is replaced: this child and the rest take the general
                     // road, whose changes are at their scalars (none holds a child already written).
                     let rest = Op(
-                        stamp: op.stamp, sequence: op.sequence, path: op.path, kind: .merge(Array(children[position...])))
+                        stamp: op.stamp, sequence: op.sequence, path: op.path,
+                        kind: .merge(Array(children[position...])))
                     let olds = changeRoots(of: rest)
                     _ = applyTracked(rest, to: &state) { _ in covered }
                     for (path, old) in olds {

@@ -143,19 +143,27 @@ import Testing
         // (ops before the late one, ops after it, expected counter, expected outcome of the late one)
         let cases: [(before: [(UInt64, String, OpKind)], after: [(UInt64, String, OpKind)], Value, Outcome)] = [
             // A text set before it, a set after: rejected, and nothing moves.
-            ([(1, "/counters/c", .set(.string("x")))], [(10, "/counters/c", .set(.int(7)))], .int(7),
-                .rejected(.notANumber(counter))),
+            (
+                [(1, "/counters/c", .set(.string("x")))], [(10, "/counters/c", .set(.int(7)))], .int(7),
+                .rejected(.notANumber(counter))
+            ),
             // An increment rejected on text before it: the text is still there.
-            ([(1, "/counters/c", .set(.string("x"))), (2, "/counters/c", Self.one)],
-                [(10, "/counters/c", .set(.int(7)))], .int(7), .rejected(.notANumber(counter))),
+            (
+                [(1, "/counters/c", .set(.string("x"))), (2, "/counters/c", Self.one)],
+                [(10, "/counters/c", .set(.int(7)))], .int(7), .rejected(.notANumber(counter))
+            ),
             // A batch setting a number, then a transaction that had seen the late increment.
-            ([(1, "/", .batch([.set(counter, .int(4)), .set(text, .int(1))]))],
+            (
+                [(1, "/", .batch([.set(counter, .int(4)), .set(text, .int(1))]))],
                 [(10, "/counters/c", .transaction(read: Self.sawBoth, result: .int(9)))],
-                .int(9), .applied),
+                .int(9), .applied
+            ),
             // A merge child of a number, then a batch adding to it: the counter moves by the late step.
-            ([(1, "/", .merge([MergeChild(relative: counter, value: .int(4))]))],
+            (
+                [(1, "/", .merge([MergeChild(relative: counter, value: .int(4))]))],
                 [(10, "/", .batch([.increment(counter, by: .int(2), from: .int(0)), .set(text, .int(1))]))],
-                .int(9), .applied),
+                .int(9), .applied
+            ),
             // Nothing before it: it meets null, and a set hides it.
             ([], [(10, "/counters/c", .set(.int(7)))], .int(7), .applied),
         ]
