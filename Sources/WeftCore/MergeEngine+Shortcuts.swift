@@ -53,7 +53,7 @@ extension MergeEngine {
             window = walked
         }
         if let before = window.before {
-            return counterShortcut(op, at: path, by: by, before: before, window: window, report: &report)
+            return counterShortcut(op, at: path, by: by, before: before, window: window, node: node, report: &report)
         }
         let nextStamp = nextAnchored.stamp
         let nextOutcome = unusualOutcomes[nextStamp] ?? .applied
@@ -73,6 +73,7 @@ extension MergeEngine {
             }
             return .applied
         }
+        if !nextMetNull { return addLate(by, at: path, window: window, node: node, report: &report) }
         // Every prefix sum stays far from overflow, so the order of the additions does not matter.
         guard window.integral, case .int(let by) = by, case .int(let from) = from, window.magnitude < bound,
             from.magnitude < bound
@@ -111,7 +112,8 @@ extension MergeEngine {
     /// (for a number) every op after it adds to the counter or writes nothing there, and the counter
     /// moves by exactly this step.
     private func counterShortcut(
-        _ op: Op, at path: Path, by: Number, before: CounterBefore, window: CounterWindow, report: inout ApplyReport
+        _ op: Op, at path: Path, by: Number, before: CounterBefore, window: CounterWindow, node: PathIndex.Node,
+        report: inout ApplyReport
     ) -> Outcome? {
         switch before {
         case .other:
@@ -126,21 +128,58 @@ extension MergeEngine {
             return .applied
         case .number:
             guard !window.hidden else { return CounterWindow.isSmall(by) ? .applied : nil }
+            return addLate(by, at: path, window: window, node: node, report: &report)
         }
-        guard window.integral, case .int(let by) = by, window.magnitude < CounterWindow.bound else { return nil }
-        var current: Int64 = 0
-        var updated: Int64?
+    }
+
+    /// Adds a late increment's step to its counter, which every op after it only adds to (or leaves
+    /// alone), when the order of the additions does not matter: integers far from overflow, or numbers
+    /// whose every sum a double holds exactly (``sumsAreExact(at:node:)``). The counter moves by exactly
+    /// the step. Nil, with nothing changed, otherwise.
+    func addLate(
+        _ by: Number, at path: Path, window: CounterWindow, node: PathIndex.Node, report: inout ApplyReport
+    ) -> Outcome? {
+        let bound = CounterWindow.bound
+        let integral: Bool
+        if window.integral, case .int = by, window.magnitude < bound {
+            integral = true
+        } else {
+            guard sumsAreExact(at: path, node: node) else { return nil }
+            integral = false
+        }
+        var old = Value.null
+        var new: Value?
         _ = state.update(at: path.keys[...]) { counter in
-            guard case .int(let value) = counter, value.magnitude < CounterWindow.bound else { return }
-            current = value
-            counter = .int(value + by)
-            updated = value + by
+            let current: Number
+            switch counter {
+            case .int(let value) where !integral || value.magnitude < bound: current = .int(value)
+            case .double(let value) where !integral: current = .double(value)
+            default: return
+            }
+            guard let sum = current.adding(by) else { return }
+            old = counter
+            counter = sum.value
+            new = sum.value
         }
-        guard let updated else { return nil }
-        if capturesChanges {
-            report.changes.append(Change(path: path, old: .int(current), new: .int(updated), isOneRow: true))
-        }
+        guard let new else { return nil }
+        if capturesChanges { report.changes.append(Change(path: path, old: old, new: new, isOneRow: true)) }
         return .applied
+    }
+
+    /// True when every number the counter at `path` takes is a sum of numbers that doubles add exactly,
+    /// in any order: multiples of 2^-16 whose magnitudes add up to less than 2^36. Its own ops write
+    /// only such numbers (``PathIndex/Node/numberMagnitude``), no logged op above it wrote it, and the
+    /// base holds such a number there, or none. Ops below it only make it an object or remove it.
+    func sumsAreExact(at path: Path, node: PathIndex.Node) -> Bool {
+        guard node.numberMagnitude < PathIndex.Node.exactSumMax, !index.hasOwnOps(above: path.keys[...], after: nil)
+        else { return false }
+        let inBase: Double
+        switch base.value(at: path) {
+        case .int(let value): inBase = PathIndex.Node.exactMagnitude(of: .int(value))
+        case .double(let value): inBase = PathIndex.Node.exactMagnitude(of: .double(value))
+        default: inBase = 0
+        }
+        return node.numberMagnitude + inBase < PathIndex.Node.exactSumMax
     }
 
     /// What a counter held right before a late increment, in kind.

@@ -70,6 +70,11 @@ final class PathIndex {
         /// Sum of the magnitudes of integer increments anchored here: a bound on how far any prefix of
         /// them can move the counter (used to prove that no prefix overflows).
         @exclusivity(unchecked) var incrementMagnitude: UInt64 = 0
+        /// Sum of the magnitudes of the numbers ops anchored here write or start an increment from
+        /// (infinite once one is not a multiple of 2^-16, or a call is anchored here): while it is below
+        /// ``exactSumMax``, every number the node holds through these ops is a sum of some of them, which
+        /// doubles add exactly in any order.
+        @exclusivity(unchecked) var numberMagnitude: Double = 0
         /// Batches with several anchors that are rejected because of their part at this node.
         fileprivate(set) var failingBatches: [Stamp] = []
         /// Number of ``failingBatches`` here and below: a re-fold looks for them only where there are.
@@ -90,6 +95,32 @@ final class PathIndex {
 
         func raiseNonIncrement(_ stamp: Stamp) {
             if ownNonIncrementMax.map({ $0 < stamp }) ?? true { ownNonIncrementMax = stamp }
+        }
+
+        /// Below this, sums of multiples of 2^-16 are exact in a double (53 bits of mantissa).
+        static let exactSumMax: Double = 0x1p36
+
+        /// Takes in a number written here (a non-number adds nothing).
+        func addWritten(_ value: Value) {
+            switch value {
+            case .int(let integer): addWritten(Number.int(integer))
+            case .double(let double): addWritten(Number.double(double))
+            default: return
+            }
+        }
+
+        /// Takes in a number written here, or a step or starting value of an increment anchored here.
+        func addWritten(_ number: Number) { numberMagnitude += Self.exactMagnitude(of: number) }
+
+        /// The magnitude of a multiple of 2^-16 held exactly; infinite for any other number.
+        static func exactMagnitude(of number: Number) -> Double {
+            switch number {
+            case .int(let integer):
+                return integer.magnitude < 1 << 52 ? Double(integer.magnitude) : .infinity
+            case .double(let double):
+                let scaled = double * 0x1p16
+                return scaled.isFinite && scaled == scaled.rounded() ? double.magnitude : .infinity
+            }
         }
 
         func addIncrement(_ by: Number) {
@@ -346,7 +377,16 @@ final class PathIndex {
             default: node.mayBeScalar = true
             }
             if isCall { node.callCount += 1 }
-            if isIncrement, case .increment(let by, _) = op.kind { node.addIncrement(by) }
+            if isIncrement, case .increment(let by, let from) = op.kind {
+                node.addIncrement(by)
+                node.addWritten(by)
+                node.addWritten(from)
+            }
+            switch op.kind {
+            case .set(let value), .transaction(_, let value): node.addWritten(value)
+            case .call: node.numberMagnitude = .infinity
+            default: break
+            }
             if !isIncrement { node.raiseNonIncrement(stamp) }
         case .merge(let children):
             var nodes: [(Node, Value)] = []
@@ -358,7 +398,10 @@ final class PathIndex {
                 nodes.append((node, child.value))
             }
             if children.count == 1 { probe.node = nodes[0].0 }
-            for (node, value) in nodes { markLeaves(of: value, from: node) }
+            for (node, value) in nodes {
+                markLeaves(of: value, from: node)
+                node.addWritten(value)
+            }
         case .batch:
             let anchors = op.anchors
             var nodes: [Node] = []
@@ -369,9 +412,27 @@ final class PathIndex {
             }
             if nodes.count == 1 { probe.node = nodes[0] }
             markScalars(of: op)
+            if case .batch(let writes) = op.kind { addWritten(writes, anchors: anchors, nodes: nodes) }
         }
         if probe.laterAbove { probe.conflicts = true }
         return probe
+    }
+
+    /// Takes the numbers a batch writes into the nodes of its anchors (`nodes`, in the order of `anchors`).
+    private func addWritten(_ writes: [Write], anchors: [Path], nodes: [Node]) {
+        func node(at path: Path) -> Node? { anchors.firstIndex(of: path).map { nodes[$0] } }
+        for write in writes {
+            switch write {
+            case .set(let path, let value): node(at: path)?.addWritten(value)
+            case .increment(let path, let by, let from):
+                node(at: path)?.addWritten(by)
+                node(at: path)?.addWritten(from)
+            case .merge(let base, let children):
+                for child in children {
+                    node(at: Path(uncheckedKeys: base.keys + child.relative.keys))?.addWritten(child.value)
+                }
+            }
+        }
     }
 
     /// Records one anchor of a merge or a batch (a blind or whole write there, never an increment of its

@@ -205,6 +205,34 @@ import Testing
         }
     }
 
+    /// A counter that holds doubles: a late increment moves it by its step when every number written
+    /// there is a multiple of 2^-16 of modest size (doubles add those exactly, in any order), and is
+    /// re-folded otherwise (0.1 rounds differently depending on what it is added to).
+    @Test func aDoubleCounterMovesByTheLateStepWhenItsSumsAreExact() throws {
+        for (step, exact) in [(Number.double(0.25), true), (.double(0.1), false), (.int(3), true)] {
+            var a = Origin(1)
+            var c = Origin(3)
+            var ops = [try a.op(at: 1, "/counters/c", .set(.double(1.5)))]
+            ops.append(try a.op(at: 6, "/counters/c", .increment(by: step, from: .int(0))))
+            ops.append(try a.op(at: 7, "/counters/c", Self.quarter))
+            ops.append(try c.op(at: 5, "/counters/c", .increment(by: .double(0.75), from: .int(0))))
+            let engine = MergeEngine(registry: FunctionRegistry())
+            expectFoldOneByOne(ops, engine: engine)
+            #expect(engine.statistics.counterShortcuts == (exact ? 1 : 0), "\(step)")
+            #expect(engine.statistics.refolds == (exact ? 0 : 1), "\(step)")
+        }
+        // A number written above the counter is not counted at the counter: no shortcut.
+        var a = Origin(1)
+        var c = Origin(3)
+        let ops = [
+            try a.op(at: 1, "/counters", .set(.object(["c": .double(0.5)]))),
+            try a.op(at: 6, "/counters/c", Self.quarter), try c.op(at: 5, "/counters/c", Self.quarter),
+        ]
+        let engine = MergeEngine(registry: FunctionRegistry())
+        expectFoldOneByOne(ops, engine: engine)
+        #expect(engine.statistics.counterShortcuts == 0)
+    }
+
     /// Random traffic on one counter and its neighbours, with every kind of op the window walk reads,
     /// delivered in random orders: the engine equals the fold whatever road each increment took.
     @Test func randomCounterTrafficEqualsTheReferenceFold() async {
