@@ -140,22 +140,22 @@ extension MergeEngine {
         _ by: Number, at path: Path, window: CounterWindow, node: PathIndex.Node, report: inout ApplyReport
     ) -> Outcome? {
         let bound = CounterWindow.bound
-        let integral: Bool
-        if window.integral, case .int = by, window.magnitude < bound {
-            integral = true
+        let current: Number
+        switch state.value(at: path) {
+        case .int(let value): current = .int(value)
+        case .double(let value): current = .double(value)
+        default: return nil
+        }
+        if window.integral, case .int = by, window.magnitude < bound, case .int(let value) = current,
+            value.magnitude < bound
+        {
+            // Integers far from overflow: every prefix sum is exact.
         } else {
             guard sumsAreExact(at: path, node: node) else { return nil }
-            integral = false
         }
         var old = Value.null
         var new: Value?
         _ = state.update(at: path.keys[...]) { counter in
-            let current: Number
-            switch counter {
-            case .int(let value) where !integral || value.magnitude < bound: current = .int(value)
-            case .double(let value) where !integral: current = .double(value)
-            default: return
-            }
             guard let sum = current.adding(by) else { return }
             old = counter
             counter = sum.value
