@@ -302,6 +302,17 @@ extension MergeEngine {
                     window.before = before
                     // On a non-number the increment writes nothing: only transactions can see it.
                     if before == .other { valuesMatter = false }
+                    if before == .null {
+                        // Meeting null, it writes its starting value: this op must hide it at once, or
+                        // an increment after it that met null would now meet a number.
+                        switch other.kind {
+                        case .set, .merge: break
+                        case .transaction(let read, _)
+                        where outcome == .applied && read.contains(origin: op.origin, sequence: op.sequence):
+                            break
+                        default: return false
+                        }
+                    }
                 }
             }
             if case .transaction(let read, _) = other.kind {

@@ -184,6 +184,32 @@ import Testing
         }
     }
 
+    /// A late increment that meets null must be hidden by the very next op: an increment after it that
+    /// met null meets a number now, and must lose its mark.
+    @Test func aLateIncrementOnNullBeforeAnotherThatMetNullIsRefolded() throws {
+        var a = Origin(1)
+        var c = Origin(3)
+        let counter = try Path("/counters/c")
+        var ops = [try a.op(at: 1, "/text", .set(.string("x")))]
+        // Rejected by its part at /text: it writes nothing.
+        ops.append(
+            try a.op(
+                at: 6, "/",
+                .batch([
+                    .increment(counter, by: .int(2), from: .int(0)),
+                    .increment(try Path("/text"), by: .int(1), from: .int(0)),
+                ])))
+        let metNull = try a.op(at: 7, "/counters/c", .increment(by: .int(1), from: .int(100)))
+        ops.append(metNull)
+        ops.append(try a.op(at: 10, "/counters/c", .set(.int(7))))
+        let late = try c.op(at: 5, "/counters/c", .increment(by: .int(3), from: .int(50)))
+        ops.append(late)
+        let engine = MergeEngine(registry: FunctionRegistry())
+        expectFoldOneByOne(ops, engine: engine)
+        #expect(engine.incrementsFromNull == [late.stamp])
+        #expect(engine.statistics.counterShortcuts == 0)
+    }
+
     /// An op above or below the counter between its own op and the late increment may have changed what
     /// the counter held: the late increment is re-folded.
     @Test func aWriteAboveOrBelowTheCounterSinceItsOwnOpMeansARefold() throws {
