@@ -140,12 +140,7 @@ extension MergeEngine {
         _ by: Number, at path: Path, window: CounterWindow, node: PathIndex.Node, report: inout ApplyReport
     ) -> Outcome? {
         let bound = CounterWindow.bound
-        let current: Number
-        switch state.value(at: path) {
-        case .int(let value): current = .int(value)
-        case .double(let value): current = .double(value)
-        default: return nil
-        }
+        guard let current = Number(state.value(at: path)) else { return nil }
         if window.integral, case .int = by, window.magnitude < bound, case .int(let value) = current,
             value.magnitude < bound
         {
@@ -173,12 +168,7 @@ extension MergeEngine {
     func sumsAreExact(at path: Path, node: PathIndex.Node) -> Bool {
         guard node.numberMagnitude < PathIndex.Node.exactSumMax, !index.hasOwnOps(above: path.keys[...], after: nil)
         else { return false }
-        let inBase: Double
-        switch base.value(at: path) {
-        case .int(let value): inBase = PathIndex.Node.exactMagnitude(of: .int(value))
-        case .double(let value): inBase = PathIndex.Node.exactMagnitude(of: .double(value))
-        default: inBase = 0
-        }
+        let inBase = Number(base.value(at: path)).map(PathIndex.Node.exactMagnitude(of:)) ?? 0
         return node.numberMagnitude + inBase < PathIndex.Node.exactSumMax
     }
 

@@ -102,11 +102,7 @@ final class PathIndex {
 
         /// Takes in a number written here (a non-number adds nothing).
         func addWritten(_ value: Value) {
-            switch value {
-            case .int(let integer): addWritten(Number.int(integer))
-            case .double(let double): addWritten(Number.double(double))
-            default: return
-            }
+            if let number = Number(value) { addWritten(number) }
         }
 
         /// Takes in a number written here, or a step or starting value of an increment anchored here.
