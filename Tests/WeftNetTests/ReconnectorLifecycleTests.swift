@@ -1,7 +1,52 @@
 import Testing
 import WeftCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 @testable import WeftNet
+
+/// A loopback TCP port held by a socket that is bound but not listening, so that connections to it are
+/// refused (a probe listener closed at once would free the port for any other socket of a parallel test).
+private final class ReservedPort: @unchecked Sendable {
+    private var descriptor: Int32
+    let port: Int
+
+    init() throws {
+        #if canImport(Glibc)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        try #require(descriptor >= 0, "socket(): errno \(errno)")
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
+            }
+        }
+        if !bound { close(descriptor) }
+        try #require(bound, "bind() to 127.0.0.1:0: errno \(errno)")
+        self.descriptor = descriptor
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Frees the port for the listener that takes it next.
+    func release() {
+        guard descriptor >= 0 else { return }
+        close(descriptor)
+        descriptor = -1
+    }
+
+    deinit { release() }
+}
 
 /// Short backoff bounds so tests run fast.
 private func quickBackoff() throws -> BackoffPolicy {
@@ -42,11 +87,10 @@ private func quickBackoff() throws -> BackoffPolicy {
 
     @Test func itKeepsRetryingUntilAListenerAppears() async throws {
         try await withLoop { loop in
-            let port = try await loop.submit {
-                let probe = try loop.listen(host: "127.0.0.1", port: 0) { _ in }
-                probe.close()
-                return probe.port
-            }
+            // The port stays bound, without a listener, until the listener takes it: connecting is refused,
+            // and no other test's listener or outbound socket can take the port meanwhile.
+            let reserved = try ReservedPort()
+            let port = reserved.port
             let failures = Recorder<NetError.Code?>()
             let connected = Completion<String>()
             let reconnector = Reconnector(
@@ -60,6 +104,7 @@ private func quickBackoff() throws -> BackoffPolicy {
             try await eventually("three refusals") { failures.count >= 3 }
             #expect(failures.values.allSatisfy { $0 == .connectionRefused })
             try await loop.submit {
+                reserved.release()
                 _ = try loop.listen(host: "127.0.0.1", port: port) { _ in }
             }
             #expect(try await connected.value(within: 5_000, "the reconnect") == "127.0.0.1:\(port)")
