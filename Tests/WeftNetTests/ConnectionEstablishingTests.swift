@@ -19,19 +19,12 @@ private func attempt(
     return try await outcome.value(within: timeoutMilliseconds + 5_000, "connect to \(host):\(port)")
 }
 
-/// A port that was free a moment ago: bound to an ephemeral port, then released.
-private func freePort(on loop: EventLoop) async throws -> Int {
-    try await loop.submit {
-        let listener = try loop.listen(host: "127.0.0.1", port: 0) { _ in }
-        listener.close()
-        return listener.port
-    }
-}
-
 @Suite(.timeLimit(.minutes(1))) struct ConnectionEstablishingTests {
     @Test func connectingToAPortNobodyListensOnFailsWithConnectionRefused() async throws {
         try await withLoop { loop in
-            let port = try await freePort(on: loop)
+            let reserved = try ReservedPort()
+            let port = reserved.port
+            defer { reserved.release() }
             let result = try await attempt(on: loop, port: port)
             guard case let .failure(error) = result else {
                 Issue.record("connected to a closed port")

@@ -1,52 +1,7 @@
 import Testing
 import WeftCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 @testable import WeftNet
-
-/// A loopback TCP port held by a socket that is bound but not listening, so that connections to it are
-/// refused (a probe listener closed at once would free the port for any other socket of a parallel test).
-private final class ReservedPort: @unchecked Sendable {
-    private var descriptor: Int32
-    let port: Int
-
-    init() throws {
-        #if canImport(Glibc)
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        try #require(descriptor >= 0, "socket(): errno \(errno)")
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(descriptor, raw, length) == 0 && getsockname(descriptor, raw, &length) == 0
-            }
-        }
-        if !bound { close(descriptor) }
-        try #require(bound, "bind() to 127.0.0.1:0: errno \(errno)")
-        self.descriptor = descriptor
-        self.port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// Frees the port for the listener that takes it next.
-    func release() {
-        guard descriptor >= 0 else { return }
-        close(descriptor)
-        descriptor = -1
-    }
-
-    deinit { release() }
-}
 
 /// Short backoff bounds so tests run fast.
 private func quickBackoff() throws -> BackoffPolicy {
