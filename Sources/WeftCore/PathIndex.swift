@@ -45,17 +45,27 @@ final class PathIndex {
         @exclusivity(unchecked) var subtreeMax: Stamp?
         /// Greatest stamp anchored strictly below.
         @exclusivity(unchecked) var descendantMax: Stamp?
+        /// The stamp of the last of ``snapshots``, held in the node: every op walking through asks whether
+        /// it must drop some, and the array's buffer is a cache miss.
+        @exclusivity(unchecked) private(set) var lastSnapshot: Stamp?
         @exclusivity(unchecked) var children = Children()
         /// Some op may have put a scalar exactly here (so the node's kind depends on op order).
         @exclusivity(unchecked) var mayBeScalar = false
+        /// ``latestSubtree`` is kept up to date: a transaction was anchored here, so the transaction rule
+        /// asked for it. Only the nodes transactions are anchored at pay for raising it on every op that
+        /// walks through them (the array of origins is a cache miss per level).
+        @exclusivity(unchecked) private(set) var tracksSubtree = false
         /// Number of call ops anchored here.
         @exclusivity(unchecked) var callCount = 0
         /// Values of this node's subtree right after the op with each stamp, ascending, kept by re-folds
         /// so that the next re-fold here starts close to its op instead of at the base. Every op that
         /// walks through this node drops those at or after its stamp.
-        @exclusivity(unchecked) var snapshots: [(stamp: Stamp, value: Value)] = []
-        /// Highest sequence per origin of ops anchored here or below.
-        @exclusivity(unchecked) var latestSubtree = OriginSequences()
+        @exclusivity(unchecked) var snapshots: [(stamp: Stamp, value: Value)] = [] {
+            didSet { lastSnapshot = snapshots.last?.stamp }
+        }
+        /// Highest sequence per origin of ops anchored here or below, kept only once ``tracksSubtree``:
+        /// read ``subtreeSequences`` instead.
+        @exclusivity(unchecked) private var latestSubtree = OriginSequences()
         /// Greatest stamp of a transaction anchored here or below (its validity depends on what it saw).
         @exclusivity(unchecked) var subtreeTransactionMax: Stamp?
         /// Highest sequence per origin of ops anchored here.
@@ -87,7 +97,29 @@ final class PathIndex {
 
         /// Drops the snapshots at or after `stamp`.
         @inline(__always) func trimSnapshots(from stamp: Stamp) {
+            guard let lastSnapshot, lastSnapshot >= stamp else { return }
             while let last = snapshots.last, last.stamp >= stamp { snapshots.removeLast() }
+        }
+
+        /// Records that `origin` reached `sequence` here or below, when the node keeps that summary.
+        @inline(__always) func raiseSubtree(origin: ReplicaID, sequence: UInt64) {
+            if tracksSubtree { latestSubtree.raise(origin: origin, sequence: sequence) }
+        }
+
+        /// Highest sequence per origin of ops anchored here or below. The first call gathers it from the
+        /// own sequences (``latestOwn``) of every node of the subtree, and from then on the node keeps it.
+        var subtreeSequences: OriginSequences {
+            if !tracksSubtree {
+                var gathered = OriginSequences()
+                var stack: [Node] = [self]
+                while let node = stack.popLast() {
+                    node.latestOwn.forEach { gathered.raise(origin: $0.origin, sequence: $0.sequence) }
+                    stack.append(contentsOf: node.children.values)
+                }
+                latestSubtree = gathered
+                tracksSubtree = true
+            }
+            return latestSubtree
         }
 
         /// The child under `key`, made when missing.
@@ -203,11 +235,11 @@ final class PathIndex {
         arrivals += 1
         var current = root
         for key in keys {
-            if !current.snapshots.isEmpty { current.trimSnapshots(from: stamp) }
+            current.trimSnapshots(from: stamp)
             guard let next = current.children[key] else { return }
             current = next
         }
-        if !current.snapshots.isEmpty { current.trimSnapshots(from: stamp) }
+        current.trimSnapshots(from: stamp)
         current.lastArrival = arrivals
     }
 
@@ -220,7 +252,7 @@ final class PathIndex {
             guard let next = current.children[key] else { return nil }
             current = next
         }
-        guard !current.snapshots.isEmpty else { return nil }
+        guard current.lastSnapshot != nil else { return nil }
         guard newestAbove <= current.snapshotsTakenAt else {
             current.snapshots = []
             return nil
@@ -461,16 +493,16 @@ final class PathIndex {
                 if let ownMax = node.ownMax, ownMax > stamp { probe.laterAbove = true }
                 if node.mayBeScalar || node.callCount > 0 { probe.scalarAbove = true }
                 if let read, probe.covered, !node.latestOwn.isCovered(by: read) { probe.covered = false }
-                if !node.snapshots.isEmpty { node.trimSnapshots(from: stamp) }
+                node.trimSnapshots(from: stamp)
                 update(node, stamp: stamp, reads: reads, below: true, op: op)
                 return node.children.unretained(creating: key)
             }
         }
         return current._withUnsafeGuaranteedRef { node in
             if let subtreeMax = node.subtreeMax, subtreeMax > stamp { probe.conflicts = true }
-            if let read, probe.covered, !node.latestSubtree.isCovered(by: read) { probe.covered = false }
+            if let read, probe.covered, !node.subtreeSequences.isCovered(by: read) { probe.covered = false }
             update(node, stamp: stamp, reads: reads, below: false, op: op)
-            if !node.snapshots.isEmpty { node.trimSnapshots(from: stamp) }
+            node.trimSnapshots(from: stamp)
             node.lastArrival = arrivals
             node.insertOwn(Anchored(stamp: stamp, sequence: op.sequence))
             node.latestOwn.raise(origin: op.origin, sequence: op.sequence)
@@ -482,7 +514,7 @@ final class PathIndex {
         if node.subtreeMax.map({ $0 < stamp }) ?? true { node.subtreeMax = stamp }
         if below, node.descendantMax.map({ $0 < stamp }) ?? true { node.descendantMax = stamp }
         if reads, node.subtreeTransactionMax.map({ $0 < stamp }) ?? true { node.subtreeTransactionMax = stamp }
-        node.latestSubtree.raise(origin: op.origin, sequence: op.sequence)
+        node.raiseSubtree(origin: op.origin, sequence: op.sequence)
     }
 
     /// Marks the nodes where `op` may write a scalar: every scalar leaf of a written value, every
@@ -547,7 +579,7 @@ final class PathIndex {
             current = next
             if !current.latestOwn.isCovered(by: read) { return false }
         }
-        return current.latestSubtree.isCovered(by: read)
+        return current.subtreeSequences.isCovered(by: read)
     }
 
     /// Records only which origins touched the op's anchors (for ops folded into the base, whose
@@ -579,12 +611,12 @@ final class PathIndex {
         var current = Unmanaged.passUnretained(root)
         for key in keys {
             current = current._withUnsafeGuaranteedRef { node in
-                node.latestSubtree.raise(origin: origin, sequence: sequence)
+                node.raiseSubtree(origin: origin, sequence: sequence)
                 return node.children.unretained(creating: key)
             }
         }
         current._withUnsafeGuaranteedRef { node in
-            node.latestSubtree.raise(origin: origin, sequence: sequence)
+            node.raiseSubtree(origin: origin, sequence: sequence)
             node.latestOwn.raise(origin: origin, sequence: sequence)
         }
     }
