@@ -236,6 +236,40 @@ extension MergeEngine {
         }
     }
 
+    /// Whether an increment succeeds at its place in stamp order.
+    enum IncrementFate {
+        case succeeds
+        case fails(Rejection)
+    }
+
+    /// The fate of a late increment of `path` that is a part of the batch `op`, when the index shows what
+    /// the counter held at it (nothing above or below the counter was written after it, and nothing
+    /// above may hold a scalar): the next op of the counter is an increment that applied (the counter
+    /// held a number or null) or that met a non-number, or ``counterBefore(_:at:node:)`` knows. Nil when
+    /// unknown, and for steps large enough to make a sum infinite.
+    func lateIncrementFate(_ op: Op, at path: Path, by: Number, from: Number, part: PathIndex.Part) -> IncrementFate? {
+        let node = part.node
+        guard !part.laterAbove, !part.scalarAbove, node.descendantMax.map({ $0 <= op.stamp }) ?? true,
+            let nextAnchored = node.ownFirst(after: op.stamp), let next = logged(nextAnchored),
+            !hasScalarAboveInBase(path)
+        else { return nil }
+        let held: CounterBefore?
+        if case .increment = next.kind {
+            switch unusualOutcomes[next.stamp] ?? .applied {
+            case .applied: held = .number
+            case .rejected(.notANumber): held = .other
+            default: held = nil
+            }
+        } else {
+            held = counterBefore(op, at: path, node: node)
+        }
+        switch held {
+        case .other: return .fails(.notANumber(path))
+        case .number, .null: return CounterWindow.isSmall(by) && CounterWindow.isSmall(from) ? .succeeds : nil
+        case nil: return nil
+        }
+    }
+
     /// What the ops of a counter after a late increment let the increment change.
     struct CounterWindow {
         /// Integer sums the shortcut adds stay below this magnitude: no prefix of them overflows.
@@ -463,12 +497,18 @@ extension MergeEngine {
         return result
     }
 
-    /// A late batch of writes on disjoint nodes whose increments provably succeed: each increment is in
-    /// order for its counter and meets a number or null in the state, or is followed at its counter by a
-    /// plain increment that applied (so the counter held a number or null at the batch too). The batch
-    /// then applies whatever else happens, and its writes are taken one by one: an increment in order is
-    /// written now, a late one takes the counter shortcut; a blind write is in order, hidden, or
-    /// re-folded in its own region. False, with nothing changed, for any other batch.
+    /// A late batch of writes on disjoint nodes whose increments' fates the index shows
+    /// (``lateIncrementFate(_:at:by:from:part:)``; an increment in order for its counter meets what the
+    /// state holds there).
+    ///
+    /// When they all succeed, the batch applies whatever else happens, and its writes are taken one by
+    /// one: an increment in order is written now, a late one takes the counter shortcut; a blind write
+    /// is in order, hidden, or re-folded in its own region. When the first one that does not succeed, in
+    /// the batch's order, fails, the batch is rejected for it and writes nothing, provided no later op
+    /// can have counted on its writes: no later op above any of its nodes and no later transaction at
+    /// or below one (a transaction that had not seen it would be rejected now).
+    ///
+    /// False, with nothing changed, for any other batch, and for one with a part in a pending region.
     func applyLateDisjointBatch(
         _ op: Op, writes: [(path: Path, write: DisjointWrite)], parts: [PathIndex.Part],
         pending: inout PendingRegions, report: inout ApplyReport
@@ -476,19 +516,38 @@ extension MergeEngine {
         let regions = pending
         let isPending = { (path: Path) in regions.isRelated(to: path) }
         var sums: [(path: Path, old: Value, new: Value)] = []
+        var pendingIncrement = false
         for ((path, write), part) in zip(writes, parts) {
-            guard case .increment(let by, let from) = write, !isPending(path) else { continue }
-            if !part.conflicts {
-                let old = state.value(at: path)
-                guard case .sum(let sum) = Fold.incremented(old, by: by, from: from, at: path) else { return false }
-                sums.append((path, old, sum))
+            guard case .increment(let by, let from) = write else { continue }
+            guard !isPending(path) else {
+                pendingIncrement = true
                 continue
             }
-            let node = part.node
-            guard !part.laterAbove, !part.scalarAbove, node.descendantMax.map({ $0 <= op.stamp }) ?? true,
-                let nextAnchored = node.ownFirst(after: op.stamp), let next = logged(nextAnchored),
-                case .increment = next.kind, unusualOutcomes[next.stamp] == nil, !hasScalarAboveInBase(path)
-            else { return false }
+            let fate: IncrementFate
+            if !part.conflicts {
+                let old = state.value(at: path)
+                switch Fold.incremented(old, by: by, from: from, at: path) {
+                case .sum(let sum):
+                    sums.append((path, old, sum))
+                    fate = .succeeds
+                case .rejected(let reason):
+                    fate = .fails(reason)
+                }
+            } else {
+                guard let known = lateIncrementFate(op, at: path, by: by, from: from, part: part) else { return false }
+                fate = known
+            }
+            if case .fails(let reason) = fate {
+                guard !pendingIncrement,
+                    zip(writes, parts).allSatisfy({ write, part in
+                        !isPending(write.path) && !part.laterAbove
+                            && part.node.subtreeTransactionMax.map { $0 <= op.stamp } ?? true
+                    })
+                else { return false }
+                statistics.counterShortcuts += 1
+                record(.rejected(reason), of: op, report: &report)
+                return true
+            }
         }
         for (path, old, new) in sums {
             state.write(new, at: path)

@@ -87,9 +87,11 @@ import Testing
     @Test func anIncrementWhoseCounterIsUnknownTakesTheGeneralRoad() throws {
         var a = Origin(1)
         var c = Origin(3)
-        // The next op at the counter is a set: what it held at the batch is unknown without replaying.
+        // The next op at the counter is a set, and a write below the counter since its op before: what it
+        // held at the batch is unknown without replaying.
         let ops = [
             try a.op(at: 1, "/counters/c", .set(.string("text"))),
+            try a.op(at: 3, "/counters/c/x", .set(.int(7))),
             try a.op(at: 10, "/counters/c", .set(.int(0))),
             try a.op(at: 11, "/items/i0", .set(.int(1))),
             try c.op(
@@ -101,8 +103,88 @@ import Testing
         ]
         let engine = MergeEngine(registry: FunctionRegistry())
         expectFoldOneByOne(ops, engine: engine)
-        #expect(engine.outcome(of: ops[3].stamp) == .rejected(.notANumber(try Path("/counters/c"))))
+        #expect(engine.outcome(of: ops[4].stamp) == .rejected(.notANumber(try Path("/counters/c"))))
         // One re-fold of the regions the batch reaches: the counter's and the item's.
         #expect(engine.statistics.refolds == 1)
+    }
+
+    /// What the counter held at a late batch, read from its op before (a set) or after (an increment that
+    /// met a non-number), or from the state for an increment in order: a non-number rejects the batch
+    /// for the first such part in its order, and it writes nothing, without a re-fold.
+    @Test(arguments: [
+        // The op before the counter's late part set text; a set follows.
+        [(1, "/counters/c", OpKind.set(.string("text"))), (10, "/counters/c", .set(.int(0)))],
+        // The increment after the late part met text.
+        [(1, "/counters/c", .set(.string("text"))), (10, "/counters/c", .increment(by: .int(1), from: .int(0)))],
+        // The counter holds text and nothing came after the batch there: the part is in order.
+        [(1, "/counters/c", .set(.string("text")))],
+    ])
+    func aPartThatMeetsANonNumberRejectsTheLateBatchWithoutARefold(_ counterOps: [(Int, String, OpKind)]) throws {
+        var a = Origin(1)
+        var b = Origin(2)
+        var c = Origin(3)
+        var ops = try counterOps.map { try a.op(at: UInt64($0.0), $0.1, $0.2) }
+        ops.append(try a.op(at: 11, "/items/i0", .set(.int(1))))
+        ops.append(try b.op(at: 2, "/counters/d", .set(.bool(true))))
+        let late = try c.op(
+            at: 5, "/",
+            .batch([
+                .increment(try Path("/counters/e"), by: .int(1), from: .int(0)),
+                .set(try Path("/items/i0"), .int(2)),
+                .increment(try Path("/counters/c"), by: .int(1), from: .int(0)),
+                .increment(try Path("/counters/d"), by: .int(1), from: .int(0)),
+            ]))
+        ops.append(late)
+        let engine = MergeEngine(registry: FunctionRegistry())
+        let before = ReferenceFold.fold(ops.dropLast(), registry: engine.registry).state
+        expectFoldOneByOne(ops, engine: engine)
+        // /counters/d fails too (it held true), but /counters/c comes first in the batch.
+        #expect(engine.outcome(of: late.stamp) == .rejected(.notANumber(try Path("/counters/c"))))
+        #expect(engine.state == before)
+        #expect(engine.statistics.refolds == 0)
+    }
+
+    /// A later transaction that had not seen the batch was valid without it and is rejected with it,
+    /// whatever the batch's outcome: the batch goes to a re-fold.
+    @Test func aRejectedLateBatchUnderALaterTransactionIsRefolded() throws {
+        var a = Origin(1)
+        var c = Origin(3)
+        let ops = [
+            try a.op(at: 1, "/counters/c", .set(.string("text"))),
+            try a.op(at: 10, "/items/i0", .transaction(read: VersionVector([a.id: 1]), result: .int(9))),
+            try c.op(
+                at: 5, "/",
+                .batch([
+                    .increment(try Path("/counters/c"), by: .int(1), from: .int(0)),
+                    .set(try Path("/items/i0/name"), .string("late")),
+                ])),
+        ]
+        let engine = MergeEngine(registry: FunctionRegistry())
+        expectFoldOneByOne(ops, engine: engine)
+        #expect(engine.outcome(of: ops[2].stamp) == .rejected(.notANumber(try Path("/counters/c"))))
+        #expect(engine.outcome(of: ops[1].stamp) == .rejected(.staleRead(try Path("/items/i0"))))
+        #expect(engine.statistics.refolds == 1)
+    }
+
+    /// The op before a late part set a number, and the op after it is a set: the batch applies, and its
+    /// part is hidden.
+    @Test func aPartAfterANumberLetsTheLateBatchApply() throws {
+        var a = Origin(1)
+        var c = Origin(3)
+        let ops = [
+            try a.op(at: 1, "/counters/c", .set(.int(4))),
+            try a.op(at: 10, "/counters/c", .set(.int(0))),
+            try c.op(
+                at: 5, "/",
+                .batch([
+                    .increment(try Path("/counters/c"), by: .int(1), from: .int(0)),
+                    .set(try Path("/items/i0"), .int(2)),
+                ])),
+        ]
+        let engine = MergeEngine(registry: FunctionRegistry())
+        expectFoldOneByOne(ops, engine: engine)
+        #expect(engine.outcome(of: ops[2].stamp) == .applied)
+        #expect(engine.state.value(at: try Path("/items/i0")) == .int(2))
+        #expect(engine.statistics.refolds == 0)
     }
 }
