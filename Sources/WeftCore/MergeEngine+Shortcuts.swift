@@ -396,6 +396,21 @@ extension MergeEngine {
         )
     }
 
+    /// The outcome of a late transaction that changes nothing now, or nil. Its validity depends only on
+    /// which ops came before it (``transactionValidAgainstLog(_:read:)``). A stale one writes nothing,
+    /// and a valid one is hidden like a set (``isHidden(at:node:stamp:laterAbove:scalarAbove:)``), when
+    /// no later op is anchored above its node and no later transaction at or below it: such a
+    /// transaction that had not seen this one would be rejected now.
+    func lateTransactionOutcome(_ op: Op, probe: PathIndex.Probe) -> Outcome? {
+        guard case .transaction(let read, _) = op.kind, let node = probe.node, !probe.laterAbove,
+            node.subtreeTransactionMax.map({ $0 <= op.stamp }) ?? true
+        else { return nil }
+        guard transactionValidAgainstLog(op, read: read) else { return .rejected(.staleRead(op.path)) }
+        let hidden = isHidden(
+            at: op.path, node: node, stamp: op.stamp, laterAbove: probe.laterAbove, scalarAbove: probe.scalarAbove)
+        return hidden ? .applied : nil
+    }
+
     /// True when a blind write of the node at `path` stamped `stamp` is overwritten by the next op there
     /// (a blind write of the whole node) with nothing later around that could have seen it.
     func isHidden(at path: Path, node: PathIndex.Node, stamp: Stamp, laterAbove: Bool, scalarAbove: Bool) -> Bool {

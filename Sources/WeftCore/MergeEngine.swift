@@ -438,6 +438,11 @@ public final class MergeEngine {
             record(.applied, of: op, report: &report)
             return
         }
+        if let outcome = lateTransactionOutcome(op, probe: probe) {
+            statistics.hiddenWrites += 1
+            record(outcome, of: op, report: &report)
+            return
+        }
         addPending(op, anchors: op.anchors, to: &pending)
     }
 
@@ -649,9 +654,11 @@ public final class MergeEngine {
 public struct MergeStatistics: Sendable, Hashable {
     /// Ops applied directly (nothing later touched their subtree).
     public var inOrder = 0
-    /// Late integer increments merged by exact arithmetic.
+    /// Late increments, plain or in batches, decided from the ops around them at their counter: merged
+    /// by exact arithmetic, hidden, or rejected (with their batch) without a re-fold.
     public var counterShortcuts = 0
-    /// Late blind writes hidden by a later set of the same node.
+    /// Late writes that change nothing: blind writes and valid transactions hidden by a later whole
+    /// write of their node, and stale transactions that no later transaction can have counted on.
     public var hiddenWrites = 0
     /// Region re-folds (one may serve several late ops of a batch).
     public var refolds = 0
