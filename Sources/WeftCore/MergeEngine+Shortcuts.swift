@@ -401,14 +401,83 @@ extension MergeEngine {
     /// and a valid one is hidden like a set (``isHidden(at:node:stamp:laterAbove:scalarAbove:)``), when
     /// no later op is anchored above its node and no later transaction at or below it: such a
     /// transaction that had not seen this one would be rejected now.
-    func lateTransactionOutcome(_ op: Op, probe: PathIndex.Probe) -> Outcome? {
-        guard case .transaction(let read, _) = op.kind, let node = probe.node, !probe.laterAbove,
+    /// A valid one followed at its node only by increments has them replayed on its result
+    /// (``replayIncrements(after:writing:probe:report:)``).
+    func lateTransactionOutcome(_ op: Op, probe: PathIndex.Probe, report: inout ApplyReport) -> Outcome? {
+        guard case .transaction(let read, let result) = op.kind, let node = probe.node, !probe.laterAbove,
             node.subtreeTransactionMax.map({ $0 <= op.stamp }) ?? true
         else { return nil }
-        guard transactionValidAgainstLog(op, read: read) else { return .rejected(.staleRead(op.path)) }
-        let hidden = isHidden(
+        guard transactionValidAgainstLog(op, read: read) else {
+            statistics.hiddenWrites += 1
+            return .rejected(.staleRead(op.path))
+        }
+        if isHidden(
             at: op.path, node: node, stamp: op.stamp, laterAbove: probe.laterAbove, scalarAbove: probe.scalarAbove)
-        return hidden ? .applied : nil
+        {
+            statistics.hiddenWrites += 1
+            return .applied
+        }
+        return replayIncrements(after: op, writing: result, probe: probe, report: &report) ? .applied : nil
+    }
+
+    /// A late whole write of a node (a set, or a valid transaction's result) followed there only by
+    /// plain increments, with no later op above or below the node and no possible scalar above it. The
+    /// fold writes the value, then takes each increment in stamp order; the engine does the same on the
+    /// node alone, without a re-fold: it writes the last value, and records each increment whose outcome
+    /// or null mark changes (after a number every one applies, after null the first meets null, after
+    /// anything else every one is rejected). No transaction can notice the write: none came later at,
+    /// above or below the node. False, with nothing changed, for any other write, and when more than
+    /// ``CoreLimits/counterWindowMax`` increments follow.
+    func replayIncrements(after op: Op, writing value: Value, probe: PathIndex.Probe, report: inout ApplyReport)
+        -> Bool
+    {
+        guard let node = probe.node, !probe.laterAbove, !probe.scalarAbove,
+            node.descendantMax.map({ $0 <= op.stamp }) ?? true,
+            node.subtreeTransactionMax.map({ $0 <= op.stamp }) ?? true,
+            node.ownNonIncrementMax.map({ $0 <= op.stamp }) ?? true,
+            !hasScalarAboveInBase(op.path)
+        else { return false }
+        var increments: [Op] = []
+        var known = true
+        node.own.forEach(after: op.stamp) { anchored in
+            guard known else { return }
+            guard increments.count < CoreLimits.counterWindowMax, let increment = logged(anchored) else {
+                known = false
+                return
+            }
+            increments.append(increment)
+        }
+        guard known else { return false }
+        var counter = value
+        var decided: [(op: Op, outcome: Outcome, metNull: Bool)] = []
+        decided.reserveCapacity(increments.count)
+        for increment in increments {
+            guard case .increment(let by, let from) = increment.kind else { return false }
+            switch Fold.incremented(counter, by: by, from: from, at: op.path) {
+            case .sum(let sum):
+                decided.append((increment, .applied, counter.isNull))
+                counter = sum
+            case .rejected(let reason):
+                decided.append((increment, .rejected(reason), false))
+            }
+        }
+        statistics.counterShortcuts += 1
+        for (increment, outcome, metNull) in decided {
+            if outcome != unusualOutcomes[increment.stamp] ?? .applied {
+                record(outcome, of: increment, report: &report)
+            }
+            if metNull {
+                incrementsFromNull.insert(increment.stamp)
+            } else {
+                incrementsFromNull.remove(increment.stamp)
+            }
+        }
+        let old = state.value(at: op.path)
+        if old != counter {
+            state.write(counter, at: op.path)
+            if capturesChanges { report.changes.append(Change(path: op.path, old: old, new: counter)) }
+        }
+        return true
     }
 
     /// True when a blind write of the node at `path` stamped `stamp` is overwritten by the next op there

@@ -438,8 +438,11 @@ public final class MergeEngine {
             record(.applied, of: op, report: &report)
             return
         }
-        if let outcome = lateTransactionOutcome(op, probe: probe) {
-            statistics.hiddenWrites += 1
+        if case .set(let value) = op.kind, replayIncrements(after: op, writing: value, probe: probe, report: &report) {
+            record(.applied, of: op, report: &report)
+            return
+        }
+        if let outcome = lateTransactionOutcome(op, probe: probe, report: &report) {
             record(outcome, of: op, report: &report)
             return
         }
@@ -655,7 +658,8 @@ public struct MergeStatistics: Sendable, Hashable {
     /// Ops applied directly (nothing later touched their subtree).
     public var inOrder = 0
     /// Late increments, plain or in batches, decided from the ops around them at their counter: merged
-    /// by exact arithmetic, hidden, or rejected (with their batch) without a re-fold.
+    /// by exact arithmetic, hidden, or rejected (with their batch) without a re-fold; and late whole
+    /// writes of a counter followed there only by increments, which are replayed on the counter alone.
     public var counterShortcuts = 0
     /// Late writes that change nothing: blind writes and valid transactions hidden by a later whole
     /// write of their node, and stale transactions that no later transaction can have counted on.

@@ -7,8 +7,8 @@ import Testing
 @Suite struct MergeEnginePendingJoinTests {
     typealias Origin = MergeEngineCutTests.Origin
 
-    /// A late set of a hot counter, then late batches that increment it and write an item each, all in
-    /// one delivery: the counter's long tail is replayed once, not once per batch.
+    /// A late merge writing a hot counter, then late batches that increment it and write an item each,
+    /// all in one delivery: the counter's long tail is replayed once, not once per batch.
     @Test func batchesReachingAPendingCounterReplayItsTailOnce() throws {
         var a = Origin(1)
         var b = Origin(2)
@@ -18,7 +18,7 @@ import Testing
         }
         let engine = MergeEngine(registry: FunctionRegistry())
         engine.apply(ops)
-        var late = [try b.op(at: 10, "/counters/c", .set(.int(1000)))]
+        var late = [try b.op(at: 10, "/counters", .merge([MergeChild(relative: try Path("c"), value: .int(1000))]))]
         for item in 0..<4 {
             late.append(
                 try b.op(
