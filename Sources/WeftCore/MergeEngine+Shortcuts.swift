@@ -392,28 +392,25 @@ extension MergeEngine {
         }
         guard let node = probe.node else { return false }
         return isHidden(
-            at: op.anchors[0], node: node, stamp: op.stamp, laterAbove: probe.laterAbove, scalarAbove: probe.scalarAbove
-        )
+            op, at: op.anchors[0], node: node, laterAbove: probe.laterAbove, scalarAbove: probe.scalarAbove)
     }
 
     /// The outcome of a late transaction that changes nothing now, or nil. Its validity depends only on
     /// which ops came before it (``transactionValidAgainstLog(_:read:)``). A stale one writes nothing,
-    /// and a valid one is hidden like a set (``isHidden(at:node:stamp:laterAbove:scalarAbove:)``), when
-    /// no later op is anchored above its node and no later transaction at or below it: such a
-    /// transaction that had not seen this one would be rejected now.
+    /// and a valid one is hidden like a set (``isHidden(_:at:node:laterAbove:scalarAbove:)``), when no
+    /// later op is anchored above its node and every later transaction at or below it had seen it (one
+    /// that had not would be rejected now).
     /// A valid one followed at its node only by increments has them replayed on its result
     /// (``replayIncrements(after:writing:probe:report:)``).
     func lateTransactionOutcome(_ op: Op, probe: PathIndex.Probe, report: inout ApplyReport) -> Outcome? {
         guard case .transaction(let read, let result) = op.kind, let node = probe.node, !probe.laterAbove,
-            node.subtreeTransactionMax.map({ $0 <= op.stamp }) ?? true
+            laterTransactionsSaw(op, node: node)
         else { return nil }
         guard transactionValidAgainstLog(op, read: read) else {
             statistics.hiddenWrites += 1
             return .rejected(.staleRead(op.path))
         }
-        if isHidden(
-            at: op.path, node: node, stamp: op.stamp, laterAbove: probe.laterAbove, scalarAbove: probe.scalarAbove)
-        {
+        if isHidden(op, at: op.path, node: node, laterAbove: probe.laterAbove, scalarAbove: probe.scalarAbove) {
             statistics.hiddenWrites += 1
             return .applied
         }
@@ -480,27 +477,52 @@ extension MergeEngine {
         return true
     }
 
-    /// True when a blind write of the node at `path` stamped `stamp` is overwritten by the next op there
-    /// (a blind write of the whole node) with nothing later around that could have seen it.
-    func isHidden(at path: Path, node: PathIndex.Node, stamp: Stamp, laterAbove: Bool, scalarAbove: Bool) -> Bool {
+    /// True when a blind write of the node at `path` by `op` is overwritten by the next op there (a blind
+    /// write of the whole node) with nothing later around that could have seen it: no later op below the
+    /// node or above it, and every later transaction at or below it had seen `op`.
+    func isHidden(_ op: Op, at path: Path, node: PathIndex.Node, laterAbove: Bool, scalarAbove: Bool) -> Bool {
         guard !laterAbove, !scalarAbove,
-            node.descendantMax.map({ $0 <= stamp }) ?? true,
-            node.subtreeTransactionMax.map({ $0 <= stamp }) ?? true,
-            let nextAnchored = node.ownFirst(after: stamp), let next = logged(nextAnchored),
-            writesWholly(next, at: path),
+            node.descendantMax.map({ $0 <= op.stamp }) ?? true,
+            let nextAnchored = node.ownFirst(after: op.stamp), let next = logged(nextAnchored),
+            writesWholly(next, at: path, hiding: op),
+            laterTransactionsSaw(op, node: node),
             !hasScalarAboveInBase(path)
         else { return false }
         return true
     }
 
+    /// True when every transaction stamped after `op` at `node` or below had seen it (its origin's read
+    /// vector holds `op`): adding `op` leaves every one's validity as it was. False when more than
+    /// ``CoreLimits/counterWindowMax`` later ops would need a look.
+    func laterTransactionsSaw(_ op: Op, node: PathIndex.Node) -> Bool {
+        guard let latest = node.subtreeTransactionMax, latest > op.stamp else { return true }
+        var budget = CoreLimits.counterWindowMax
+        var saw = true
+        forEachStamp(below: node, after: op.stamp) { anchored in
+            guard saw else { return }
+            budget -= 1
+            guard budget >= 0, let later = logged(anchored) else {
+                saw = false
+                return
+            }
+            if case .transaction(let read, _) = later.kind, !read.contains(origin: op.origin, sequence: op.sequence) {
+                saw = false
+            }
+        }
+        return saw
+    }
+
     /// True when `op` is an applied blind write of the whole node at `path` (a set of it, a merge child at
-    /// it, or such a part of an applied batch) whose outcome does not depend on what the node held: a
-    /// batch must write the node wholly before any of its increments reads it (an increment there would
-    /// fail on a value the hidden write leaves).
-    func writesWholly(_ op: Op, at path: Path) -> Bool {
+    /// it, such a part of an applied batch, or an applied transaction there that had seen `hidden`) whose
+    /// outcome does not depend on what the node held: a batch must write the node wholly before any of
+    /// its increments reads it (an increment there would fail on a value the hidden write leaves).
+    func writesWholly(_ op: Op, at path: Path, hiding hidden: Op) -> Bool {
         switch op.kind {
         case .set: return op.path == path
         case .merge: return op.anchors.contains(path)
+        case .transaction(let read, _):
+            return op.path == path && unusualOutcomes[op.stamp] == nil
+                && read.contains(origin: hidden.origin, sequence: hidden.sequence)
         case .batch(let writes):
             guard unusualOutcomes[op.stamp] == nil else { return false }
             for write in writes {
@@ -533,7 +555,7 @@ extension MergeEngine {
                 state.write(value, at: path)
                 if capturesChanges { report.changes.append(Change(path: path, old: old, new: value)) }
             } else if !isHidden(
-                at: path, node: part.node, stamp: op.stamp, laterAbove: part.laterAbove, scalarAbove: part.scalarAbove)
+                op, at: path, node: part.node, laterAbove: part.laterAbove, scalarAbove: part.scalarAbove)
             {
                 refolded.append(path)
             }
@@ -589,8 +611,8 @@ extension MergeEngine {
     /// one: an increment in order is written now, a late one takes the counter shortcut; a blind write
     /// is in order, hidden, or re-folded in its own region. When the first one that does not succeed, in
     /// the batch's order, fails, the batch is rejected for it and writes nothing, provided no later op
-    /// can have counted on its writes: no later op above any of its nodes and no later transaction at
-    /// or below one (a transaction that had not seen it would be rejected now).
+    /// can have counted on its writes: no later op above any of its nodes, and every later transaction at
+    /// or below one had seen it (one that had not would be rejected now).
     ///
     /// False, with nothing changed, for any other batch, and for one with a part in a pending region.
     func applyLateDisjointBatch(
@@ -624,8 +646,7 @@ extension MergeEngine {
             if case .fails(let reason) = fate {
                 guard !pendingIncrement,
                     zip(writes, parts).allSatisfy({ write, part in
-                        !isPending(write.path) && !part.laterAbove
-                            && part.node.subtreeTransactionMax.map { $0 <= op.stamp } ?? true
+                        !isPending(write.path) && !part.laterAbove && laterTransactionsSaw(op, node: part.node)
                     })
                 else { return false }
                 statistics.counterShortcuts += 1

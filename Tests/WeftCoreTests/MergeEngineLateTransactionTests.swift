@@ -65,4 +65,27 @@ import Testing
         #expect(engine.state.value(at: try Path("/items/i0")) == .int(2))
         #expect(engine.statistics.refolds == 1)
     }
+
+    /// A late set followed at its node by a transaction: one that had seen the set writes the node wholly
+    /// whatever the set left there, and stays valid (the set is hidden, as it is when such a transaction
+    /// comes after the next set); one that had not is stale now, and the set is re-folded.
+    @Test(arguments: [(true, true), (true, false), (false, true), (false, false)])
+    func aLateSetUnderALaterTransactionIsHiddenWhenTheTransactionHadSeenIt(sawIt: Bool, transactionFirst: Bool) throws {
+        var a = Origin(1)
+        var b = Origin(2)
+        let late = try b.op(at: 5, "/items/i0/name", .set(.string("late")))
+        let read = VersionVector(sawIt ? [b.id: 1] : [:])
+        let transaction = OpKind.transaction(read: read, result: .string("tx"))
+        let set = OpKind.set(.string("set"))
+        let ops = [
+            try a.op(at: 10, "/items/i0/name", transactionFirst ? transaction : set),
+            try a.op(at: 11, "/items/i0/name", transactionFirst ? set : transaction),
+            try a.op(at: 12, "/items/i1", .set(.int(1))),
+            late,
+        ]
+        let engine = MergeEngine(registry: FunctionRegistry())
+        expectFoldOneByOne(ops, engine: engine)
+        #expect(engine.statistics.refolds == (sawIt ? 0 : 1))
+        #expect(engine.statistics.hiddenWrites == (sawIt ? 1 : 0))
+    }
 }
