@@ -551,9 +551,7 @@ extension MergeEngine {
             if pending.isRelated(to: path) {
                 refolded.append(path)
             } else if !part.conflicts {
-                let old = capturesChanges ? state.value(at: path) : .null
-                state.write(value, at: path)
-                if capturesChanges { report.changes.append(Change(path: path, old: old, new: value)) }
+                writeInOrder(value, at: path, report: &report)
             } else if !isHidden(
                 op, at: path, node: part.node, laterAbove: part.laterAbove, scalarAbove: part.scalarAbove)
             {
@@ -621,7 +619,7 @@ extension MergeEngine {
     ) -> Bool {
         let regions = pending
         let isPending = { (path: Path) in regions.isRelated(to: path) }
-        var sums: [(path: Path, old: Value, new: Value)] = []
+        var sums: [(path: Path, new: Value)] = []
         var pendingIncrement = false
         for ((path, write), part) in zip(writes, parts) {
             guard case .increment(let by, let from) = write else { continue }
@@ -631,10 +629,9 @@ extension MergeEngine {
             }
             let fate: IncrementFate
             if !part.conflicts {
-                let old = state.value(at: path)
-                switch Fold.incremented(old, by: by, from: from, at: path) {
+                switch Fold.incremented(state.value(at: path), by: by, from: from, at: path) {
                 case .sum(let sum):
-                    sums.append((path, old, sum))
+                    sums.append((path, sum))
                     fate = .succeeds
                 case .rejected(let reason):
                     fate = .fails(reason)
@@ -654,10 +651,7 @@ extension MergeEngine {
                 return true
             }
         }
-        for (path, old, new) in sums {
-            state.write(new, at: path)
-            if capturesChanges { report.changes.append(Change(path: path, old: old, new: new)) }
-        }
+        for (path, new) in sums { writeInOrder(new, at: path, report: &report) }
         var refolded: [Path] = []
         var blind: [(path: Path, value: Value)] = []
         var blindParts: [PathIndex.Part] = []

@@ -415,7 +415,7 @@ public final class MergeEngine {
         if !probe.conflicts {
             // In order for its subtree: every op touching it is older, so the index answered the
             // transaction rule on the way in.
-            applyInOrder(op, covered: probe.covered, report: &report)
+            applyInOrder(op, covered: probe.covered, anchorCount: probe.parts.count, report: &report)
             return
         }
         if case .merge(let children) = op.kind, !probe.parts.isEmpty {
@@ -450,30 +450,15 @@ public final class MergeEngine {
     }
 
     /// The in-order road: the op applies to the state directly.
-    private func applyInOrder(_ op: Op, covered: Bool, report: inout ApplyReport) {
+    ///
+    /// - Parameter anchorCount: the number of anchors of a merge or batch with several, else 0.
+    private func applyInOrder(_ op: Op, covered: Bool, anchorCount: Int, report: inout ApplyReport) {
         statistics.inOrder += 1
         switch op.kind {
         case .set(let value):
             // A set always applies, and its new value is the value written.
             report.outcomes[op.stamp] = .applied
-            guard capturesChanges else {
-                state.write(value, at: op.path)
-                return
-            }
-            // One walk writes and reads the old value, unless a scalar above is replaced (`update` then
-            // leaves the state alone, and the write takes the general road).
-            var old = Value.null
-            let walked = state.update(at: op.path.keys[...]) { node in
-                old = node
-                node = value
-            }
-            if walked {
-                report.changes.append(
-                    Change(path: op.path, old: old, new: value, isOneRow: !value.isObject && !old.isObject))
-            } else {
-                old = state.write(value, at: op.path)
-                report.changes.append(Change(path: op.path, old: old, new: value))
-            }
+            writeInOrder(value, at: op.path, report: &report)
             return
         case .increment(let by, let from):
             // One walk reads the counter and writes the sum; a scalar above it takes the general road.
@@ -497,6 +482,16 @@ public final class MergeEngine {
             }
             return
         case .transaction, .call:
+            if case .transaction(_, let result) = op.kind {
+                // In order, the index answered the transaction rule on the way in.
+                guard covered else {
+                    record(.rejected(.staleRead(op.path)), of: op, report: &report)
+                    return
+                }
+                report.outcomes[op.stamp] = .applied
+                writeInOrder(result, at: op.path, report: &report)
+                return
+            }
             let old = capturesChanges ? state.value(at: op.path) : .null
             let outcome = applyTracked(op, to: &state) { _ in covered }
             if outcome == .applied {
@@ -537,6 +532,30 @@ public final class MergeEngine {
                         path: Path(uncheckedKeys: keys), old: old, new: child.value,
                         isOneRow: !child.value.isObject && !old.isObject))
             }
+        case .batch(let writes) where anchorCount > 1:
+            guard let disjoint = Self.disjointWrites(writes, anchorCount: anchorCount) else { fallthrough }
+            // All or nothing: every increment's sum is known before anything is written. The writes are
+            // disjoint, so none changes what another meets, and the first that fails rejects the batch.
+            var sums: [Value] = []
+            for (path, write) in disjoint {
+                guard case .increment(let by, let from) = write else { continue }
+                switch Fold.incremented(state.value(at: path), by: by, from: from, at: path) {
+                case .sum(let sum):
+                    sums.append(sum)
+                case .rejected(let rejection):
+                    record(.rejected(rejection), of: op, report: &report)
+                    return
+                }
+            }
+            report.outcomes[op.stamp] = .applied
+            var nextSum = sums.makeIterator()
+            for (path, write) in disjoint {
+                switch write {
+                case .value(let value): writeInOrder(value, at: path, report: &report)
+                case .increment: writeInOrder(nextSum.next() ?? .null, at: path, report: &report)
+                }
+            }
+            return
         case .merge, .batch:
             let olds = capturesChanges ? changeRoots(of: op) : []
             let outcome = applyTracked(op, to: &state) { _ in covered }
@@ -547,6 +566,30 @@ public final class MergeEngine {
                 }
             }
         }
+    }
+
+    /// Writes a value in order, reporting the change: one walk writes and reads the old value, unless a
+    /// scalar above is replaced (`update` then leaves the state alone): the change is then the scalar's,
+    /// which becomes an object.
+    func writeInOrder(_ value: Value, at path: Path, report: inout ApplyReport) {
+        guard capturesChanges else {
+            state.write(value, at: path)
+            return
+        }
+        var old = Value.null
+        let walked = state.update(at: path.keys[...]) { node in
+            old = node
+            node = value
+        }
+        if walked {
+            report.changes.append(Change(path: path, old: old, new: value, isOneRow: !value.isObject && !old.isObject))
+            return
+        }
+        let depth = state.scalarDepth(above: path.keys[...]) ?? path.depth
+        let root = Path(uncheckedKeys: Array(path.keys[..<depth]))
+        old = state.value(at: root)
+        state.write(value, at: path)
+        report.changes.append(Change(path: root, old: old, new: state.value(at: root)))
     }
 
     func record(_ outcome: Outcome, of op: Op, report: inout ApplyReport) {
