@@ -418,11 +418,12 @@ extension MergeEngine {
     }
 
     /// A late whole write of a node (a set, or a valid transaction's result) followed there only by
-    /// plain increments, with no later op above or below the node and no possible scalar above it. The
-    /// fold writes the value, then takes each increment in stamp order; the engine does the same on the
-    /// node alone, without a re-fold: it writes the last value, and records each increment whose outcome
-    /// or null mark changes (after a number every one applies, after null the first meets null, after
-    /// anything else every one is rejected). No transaction can notice the write: none came later at,
+    /// increments (plain ones, or the sole write there of an applied batch that still succeeds), with no
+    /// later op above or below the node and no possible scalar above it. The fold writes the value, then
+    /// takes each increment in stamp order; the engine does the same on the node alone, without a
+    /// re-fold: it writes the last value, and records each plain increment whose outcome or null mark
+    /// changes (after a number every one applies, after null the first meets null, after anything else
+    /// every one is rejected). No transaction can notice the write: none came later at,
     /// above or below the node. False, with nothing changed, for any other write, and when more than
     /// ``CoreLimits/counterWindowMax`` increments follow.
     func replayIncrements(after op: Op, writing value: Value, probe: PathIndex.Probe, report: inout ApplyReport)
@@ -431,7 +432,6 @@ extension MergeEngine {
         guard let node = probe.node, !probe.laterAbove, !probe.scalarAbove,
             node.descendantMax.map({ $0 <= op.stamp }) ?? true,
             node.subtreeTransactionMax.map({ $0 <= op.stamp }) ?? true,
-            node.ownNonIncrementMax.map({ $0 <= op.stamp }) ?? true,
             !hasScalarAboveInBase(op.path)
         else { return false }
         var increments: [Op] = []
@@ -449,6 +449,16 @@ extension MergeEngine {
         var decided: [(op: Op, outcome: Outcome, metNull: Bool)] = []
         decided.reserveCapacity(increments.count)
         for increment in increments {
+            if case .batch(let writes) = increment.kind {
+                // An applied batch whose only write here is an increment of the node stays applied
+                // when that increment still succeeds; one that would now fail takes a re-fold.
+                guard unusualOutcomes[increment.stamp] == nil,
+                    let (by, from) = Self.soleIncrement(of: op.path, in: writes),
+                    case .sum(let sum) = Fold.incremented(counter, by: by, from: from, at: op.path)
+                else { return false }
+                counter = sum
+                continue
+            }
             guard case .increment(let by, let from) = increment.kind else { return false }
             switch Fold.incremented(counter, by: by, from: from, at: op.path) {
             case .sum(let sum):
@@ -475,6 +485,24 @@ extension MergeEngine {
             if capturesChanges { report.changes.append(Change(path: op.path, old: old, new: counter)) }
         }
         return true
+    }
+
+    /// The step and starting value of the increment of `path` when it is the only write of `writes` at
+    /// `path`, above it or below it; nil otherwise.
+    static func soleIncrement(of path: Path, in writes: [Write]) -> (by: Number, from: Number)? {
+        var found: (by: Number, from: Number)?
+        for write in writes {
+            switch write {
+            case .increment(let target, let by, let from) where target == path:
+                guard found == nil else { return nil }
+                found = (by, from)
+            case .merge(let base, let children):
+                if children.contains(where: { path.isRelated(toJoined: base.keys, $0.relative.keys) }) { return nil }
+            default:
+                if write.path.isRelated(to: path) { return nil }
+            }
+        }
+        return found
     }
 
     /// True when a blind write of the node at `path` by `op` is overwritten by the next op there (a blind
