@@ -403,13 +403,15 @@ extension MergeEngine {
     /// A valid one followed at its node only by increments has them replayed on its result
     /// (``replayIncrements(after:writing:probe:report:)``).
     func lateTransactionOutcome(_ op: Op, probe: PathIndex.Probe, report: inout ApplyReport) -> Outcome? {
-        guard case .transaction(let read, let result) = op.kind, let node = probe.node, !probe.laterAbove,
-            laterTransactionsSaw(op, node: node)
-        else { return nil }
+        guard case .transaction(let read, let result) = op.kind, let node = probe.node, !probe.laterAbove else {
+            return nil
+        }
         guard transactionValidAgainstLog(op, read: read) else {
+            guard laterTransactionsSaw(op, node: node) else { return nil }
             statistics.hiddenWrites += 1
             return .rejected(.staleRead(op.path))
         }
+        // Both roads below check the later transactions themselves.
         if isHidden(op, at: op.path, node: node, laterAbove: probe.laterAbove, scalarAbove: probe.scalarAbove) {
             statistics.hiddenWrites += 1
             return .applied

@@ -503,34 +503,11 @@ public final class MergeEngine {
                 record(outcome, of: op, report: &report)
             }
             return
-        case .merge(let children) where capturesChanges:
-            // Its children are disjoint and it always applies: each is written as an in-order set is,
-            // reading its old value on the same walk.
+        case .merge(let children):
+            // Its children are disjoint and it always applies: each is written as an in-order set is.
             report.outcomes[op.stamp] = .applied
-            for (position, child) in children.enumerated() {
-                let keys = op.path.keys + child.relative.keys
-                var old = Value.null
-                let walked = state.update(at: keys[...]) { node in
-                    old = node
-                    node = child.value
-                }
-                guard walked else {
-                    // A scalar above this child is replaced: this child and the rest take the general
-                    // road, whose changes are at their scalars (none holds a child already written).
-                    let rest = Op(
-                        stamp: op.stamp, sequence: op.sequence, path: op.path,
-                        kind: .merge(Array(children[position...])))
-                    let olds = changeRoots(of: rest)
-                    _ = applyTracked(rest, to: &state) { _ in covered }
-                    for (path, old) in olds {
-                        report.changes.append(Change(path: path, old: old, new: state.value(at: path)))
-                    }
-                    return
-                }
-                report.changes.append(
-                    Change(
-                        path: Path(uncheckedKeys: keys), old: old, new: child.value,
-                        isOneRow: !child.value.isObject && !old.isObject))
+            for child in children {
+                writeInOrder(child.value, at: Path(uncheckedKeys: op.path.keys + child.relative.keys), report: &report)
             }
         case .batch(let writes) where anchorCount > 1:
             guard let disjoint = Self.disjointWrites(writes, anchorCount: anchorCount) else { fallthrough }
@@ -556,7 +533,7 @@ public final class MergeEngine {
                 }
             }
             return
-        case .merge, .batch:
+        case .batch:
             let olds = capturesChanges ? changeRoots(of: op) : []
             let outcome = applyTracked(op, to: &state) { _ in covered }
             record(outcome, of: op, report: &report)

@@ -8,6 +8,16 @@ import Testing
 @Suite struct MergeEngineBlindBatchTests {
     typealias Origin = MergeEngineCutTests.Origin
 
+    /// A batch stamped 5 that increments `/counters/c` and sets `/items/i0` to 2.
+    static func lateBatch(_ origin: inout Origin) throws -> Op {
+        try origin.op(
+            at: 5, "/",
+            .batch([
+                .increment(try Path("/counters/c"), by: .int(1), from: .int(0)),
+                .set(try Path("/items/i0"), .int(2)),
+            ]))
+    }
+
     @Test func writesInOrderOrHiddenNeedNoRefold() throws {
         var a = Origin(1)
         var c = Origin(3)
@@ -94,12 +104,7 @@ import Testing
             try a.op(at: 3, "/counters/c/x", .set(.int(7))),
             try a.op(at: 10, "/counters/c", .set(.int(0))),
             try a.op(at: 11, "/items/i0", .set(.int(1))),
-            try c.op(
-                at: 5, "/",
-                .batch([
-                    .increment(try Path("/counters/c"), by: .int(1), from: .int(0)),
-                    .set(try Path("/items/i0"), .int(2)),
-                ])),
+            try Self.lateBatch(&c),
         ]
         let engine = MergeEngine(registry: FunctionRegistry())
         expectFoldOneByOne(ops, engine: engine)
@@ -174,12 +179,7 @@ import Testing
         let ops = [
             try a.op(at: 1, "/counters/c", .set(.int(4))),
             try a.op(at: 10, "/counters/c", .set(.int(0))),
-            try c.op(
-                at: 5, "/",
-                .batch([
-                    .increment(try Path("/counters/c"), by: .int(1), from: .int(0)),
-                    .set(try Path("/items/i0"), .int(2)),
-                ])),
+            try Self.lateBatch(&c),
         ]
         let engine = MergeEngine(registry: FunctionRegistry())
         expectFoldOneByOne(ops, engine: engine)
