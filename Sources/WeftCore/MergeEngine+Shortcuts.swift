@@ -420,73 +420,135 @@ extension MergeEngine {
     }
 
     /// A late whole write of a node (a set, or a valid transaction's result) followed there only by
-    /// increments (plain ones, or the sole write there of an applied batch that still succeeds), with no
-    /// later op above or below the node and no possible scalar above it. The fold writes the value, then
-    /// takes each increment in stamp order; the engine does the same on the node alone, without a
-    /// re-fold: it writes the last value, and records each plain increment whose outcome or null mark
-    /// changes (after a number every one applies, after null the first meets null, after anything else
-    /// every one is rejected). No transaction can notice the write: none came later at,
-    /// above or below the node. False, with nothing changed, for any other write, and when more than
-    /// ``CoreLimits/counterWindowMax`` increments follow.
+    /// increments (plain ones, or the sole write there of a batch), transactions, and at last perhaps a
+    /// whole write that hides it, with no later op above or below the node and no possible scalar above
+    /// it. The fold writes the value, then takes each later op in stamp order; the engine does the same on
+    /// the node alone, without a re-fold, and records each outcome or null mark that changes:
+    /// - a plain increment applies from the new value or is rejected (after a number every one applies,
+    ///   after null the first meets null, after anything else every one is rejected);
+    /// - an applied batch stays applied while its increment here succeeds; a rejected one stays rejected
+    ///   when it failed here and still does, or failed elsewhere (its reason becomes this node when its
+    ///   increment here comes first and now fails); any other takes a re-fold;
+    /// - a transaction that had not seen the write is stale now; one that had, and applied, writes the
+    ///   node wholly, as a set there or an applied batch setting it does: the value from then on does not
+    ///   depend on the late write, which leaves the state as it is, provided every transaction after it
+    ///   had seen the write too.
+    ///
+    /// False, with nothing changed, for any other write, and when more than ``CoreLimits/counterWindowMax``
+    /// ops follow.
     func replayIncrements(after op: Op, writing value: Value, probe: PathIndex.Probe, report: inout ApplyReport)
         -> Bool
     {
         guard let node = probe.node, !probe.laterAbove, !probe.scalarAbove,
             node.descendantMax.map({ $0 <= op.stamp }) ?? true,
-            node.subtreeTransactionMax.map({ $0 <= op.stamp }) ?? true,
             !hasScalarAboveInBase(op.path)
         else { return false }
-        var increments: [Op] = []
+        var laters: [Op] = []
         var known = true
         node.own.forEach(after: op.stamp) { anchored in
             guard known else { return }
-            guard increments.count < CoreLimits.counterWindowMax, let increment = logged(anchored) else {
+            guard laters.count < CoreLimits.counterWindowMax, let later = logged(anchored) else {
                 known = false
                 return
             }
-            increments.append(increment)
+            laters.append(later)
         }
         guard known else { return false }
         var counter = value
-        var decided: [(op: Op, outcome: Outcome, metNull: Bool)] = []
-        decided.reserveCapacity(increments.count)
-        for increment in increments {
-            if case .batch(let writes) = increment.kind {
-                // An applied batch whose only write here is an increment of the node stays applied
-                // when that increment still succeeds; one that would now fail takes a re-fold.
-                guard unusualOutcomes[increment.stamp] == nil,
-                    let (by, from) = Self.soleIncrement(of: op.path, in: writes),
-                    case .sum(let sum) = Fold.incremented(counter, by: by, from: from, at: op.path)
-                else { return false }
-                counter = sum
-                continue
+        /// Outcomes to record, with the null mark of plain increments (nil for other ops).
+        var decided: [(op: Op, outcome: Outcome, metNull: Bool?)] = []
+        decided.reserveCapacity(laters.count)
+        var hiddenAt: Int?
+        for (position, later) in laters.enumerated() {
+            if writesWholly(later, at: op.path, hiding: op) {
+                hiddenAt = position
+                break
             }
-            guard case .increment(let by, let from) = increment.kind else { return false }
-            switch Fold.incremented(counter, by: by, from: from, at: op.path) {
-            case .sum(let sum):
-                decided.append((increment, .applied, counter.isNull))
-                counter = sum
-            case .rejected(let reason):
-                decided.append((increment, .rejected(reason), false))
+            let outcome = unusualOutcomes[later.stamp] ?? .applied
+            switch later.kind {
+            case .increment(let by, let from):
+                switch Fold.incremented(counter, by: by, from: from, at: op.path) {
+                case .sum(let sum):
+                    decided.append((later, .applied, counter.isNull))
+                    counter = sum
+                case .rejected(let reason):
+                    decided.append((later, .rejected(reason), false))
+                }
+            case .batch(let writes):
+                guard let (by, from) = Self.soleIncrement(of: op.path, in: writes) else { return false }
+                let fate = Fold.incremented(counter, by: by, from: from, at: op.path)
+                switch (outcome, fate) {
+                case (.applied, .sum(let sum)):
+                    counter = sum
+                case (.rejected(let reason), .rejected(let now)) where reason.path == op.path:
+                    decided.append((later, .rejected(now), nil))
+                case (.rejected(let reason), _) where reason.path != nil && reason.path != op.path:
+                    guard let failing = reason.path,
+                        let first = Self.incrementOrder(of: op.path, against: failing, in: writes)
+                    else { return false }
+                    if first, case .rejected(let now) = fate { decided.append((later, .rejected(now), nil)) }
+                default:
+                    // It would flip: its writes elsewhere change, which takes a re-fold.
+                    return false
+                }
+            case .transaction(let read, _):
+                // One that had seen the write and applied wrote the node wholly (above); one that had
+                // seen it and was stale stays so; one that had not is stale now, and writes nothing.
+                if !read.contains(origin: op.origin, sequence: op.sequence), outcome == .applied {
+                    decided.append((later, .rejected(.staleRead(later.path)), nil))
+                }
+            default:
+                return false
+            }
+        }
+        if let hiddenAt {
+            // Every transaction after the hiding write must have seen the late one: one that had not is
+            // stale now.
+            for later in laters[(hiddenAt + 1)...] {
+                if case .transaction(let read, _) = later.kind, !read.contains(origin: op.origin, sequence: op.sequence) {
+                    return false
+                }
             }
         }
         statistics.counterShortcuts += 1
-        for (increment, outcome, metNull) in decided {
-            if outcome != unusualOutcomes[increment.stamp] ?? .applied {
-                record(outcome, of: increment, report: &report)
+        for (later, outcome, metNull) in decided {
+            if outcome != unusualOutcomes[later.stamp] ?? .applied {
+                record(outcome, of: later, report: &report)
             }
+            guard let metNull else { continue }
             if metNull {
-                incrementsFromNull.insert(increment.stamp)
+                incrementsFromNull.insert(later.stamp)
             } else {
-                incrementsFromNull.remove(increment.stamp)
+                incrementsFromNull.remove(later.stamp)
             }
         }
+        guard hiddenAt == nil else { return true }
         let old = state.value(at: op.path)
         if old != counter {
             state.write(counter, at: op.path)
             if capturesChanges { report.changes.append(Change(path: op.path, old: old, new: counter)) }
         }
         return true
+    }
+
+    /// Whether the increment of `path` in a batch comes before every increment of `failing` (true) or
+    /// after every one (false); nil when neither, or when one is missing.
+    static func incrementOrder(of path: Path, against failing: Path, in writes: [Write]) -> Bool? {
+        var own: Int?
+        var failingFirst: Int?
+        var failingLast: Int?
+        for (position, write) in writes.enumerated() {
+            guard case .increment(let target, _, _) = write else { continue }
+            if target == path { own = position }
+            if target == failing {
+                failingFirst = failingFirst ?? position
+                failingLast = position
+            }
+        }
+        guard let own, let failingFirst, let failingLast else { return nil }
+        if own < failingFirst { return true }
+        if own > failingLast { return false }
+        return nil
     }
 
     /// The step and starting value of the increment of `path` when it is the only write of `writes` at
