@@ -178,10 +178,34 @@ extension MergeEngine {
     }
 
     /// What the counter at `path` held right before `op`, when the index shows it without replaying:
-    /// the result of the counter's own op before `op`, when nothing below the counter or above it was
-    /// written since; the base's value when nothing ever was. Nil when unknown.
+    /// the result of the last of the counter's own ops before `op` that wrote something (rejected
+    /// transactions, batches and calls write nothing, and are passed over, a few at most), when nothing
+    /// below the counter or above it was written since; the base's value when nothing ever was. Nil when
+    /// unknown.
     func counterBefore(_ op: Op, at path: Path, node: PathIndex.Node) -> CounterBefore? {
-        let previous = node.own.last(before: op.stamp)
+        var previous: (stamp: Stamp, op: Op)?
+        var known = true
+        var passed = 0
+        node.own.reverseForEach(through: op.stamp) { anchored in
+            guard anchored.stamp < op.stamp else { return true }
+            guard let earlier = logged(anchored) else {
+                known = false
+                return false
+            }
+            switch (earlier.kind, unusualOutcomes[anchored.stamp] ?? .applied) {
+            case (.transaction, .rejected), (.batch, .rejected), (.call, .rejected):
+                passed += 1
+                guard passed <= Self.writeLessOpsPassedMax else {
+                    known = false
+                    return false
+                }
+                return true
+            default:
+                previous = (anchored.stamp, earlier)
+                return false
+            }
+        }
+        guard known else { return nil }
         let since = previous?.stamp
         if let descendantMax = node.descendantMax, since.map({ descendantMax >= $0 }) ?? true { return nil }
         guard !index.hasOwnOps(above: path.keys[...], after: since) else { return nil }
@@ -192,9 +216,8 @@ extension MergeEngine {
             default: return .other
             }
         }
-        guard let previous else { return kind(base.value(at: path)) }
-        guard let earlier = logged(previous) else { return nil }
-        let outcome = unusualOutcomes[previous.stamp] ?? .applied
+        guard let (stamp, earlier) = previous else { return kind(base.value(at: path)) }
+        let outcome = unusualOutcomes[stamp] ?? .applied
         switch earlier.kind {
         case .increment:
             switch outcome {
@@ -235,6 +258,9 @@ extension MergeEngine {
             return nil
         }
     }
+
+    /// How many write-less ops ``counterBefore(_:at:node:)`` passes over before it gives up.
+    static let writeLessOpsPassedMax = 8
 
     /// Whether an increment succeeds at its place in stamp order.
     enum IncrementFate {
@@ -505,7 +531,8 @@ extension MergeEngine {
             // Every transaction after the hiding write must have seen the late one: one that had not is
             // stale now.
             for later in laters[(hiddenAt + 1)...] {
-                if case .transaction(let read, _) = later.kind, !read.contains(origin: op.origin, sequence: op.sequence) {
+                if case .transaction(let read, _) = later.kind, !read.contains(origin: op.origin, sequence: op.sequence)
+                {
                     return false
                 }
             }

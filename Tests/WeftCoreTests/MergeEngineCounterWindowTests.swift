@@ -134,7 +134,8 @@ import Testing
     }
 
     /// When the op after a late increment is not an increment, what the counter held before the late
-    /// one comes from the counter's own op before it: a late increment on a non-number is rejected, one
+    /// one comes from the counter's own op before it (passing over rejected ones, which wrote nothing):
+    /// a late increment on a non-number is rejected, one
     /// on null starts from its `from`, one on a number is hidden by a whole write or moves the counter by
     /// its step, all without a re-fold.
     @Test func theOpBeforeTheLateIncrementTellsWhatItMet() throws {
@@ -166,6 +167,29 @@ import Testing
             ),
             // Nothing before it: it meets null, and a set hides it.
             ([], [(10, "/counters/c", .set(.int(7)))], .int(7), .applied),
+            // A number, then a batch rejected on the text elsewhere, which wrote nothing: passed over.
+            (
+                [
+                    (1, "/text", .set(.string("x"))), (2, "/counters/c", .set(.int(4))),
+                    (
+                        3, "/",
+                        .batch([
+                            .increment(counter, by: .int(1), from: .int(0)),
+                            .increment(text, by: .int(1), from: .int(0)),
+                        ])
+                    ),
+                ],
+                [(10, "/counters/c", .set(.int(7)))], .int(7), .applied
+            ),
+            // A number, then a stale transaction (its origin had not seen the number): passed over too.
+            (
+                [
+                    (1, "/counters/c", .set(.int(4))),
+                    (2, "/counters/c", .transaction(read: VersionVector(), result: .string("t"))),
+                ],
+                [(10, "/", .batch([.increment(counter, by: .int(2), from: .int(0)), .set(text, .int(1))]))],
+                .int(9), .applied
+            ),
         ]
         for (before, after, expected, outcome) in cases {
             var a = Origin(1)
