@@ -430,37 +430,53 @@ final class PathIndex {
                 markLeaves(of: value, from: node)
                 node.addWritten(value)
             }
-        case .batch:
-            let anchors = op.anchors
+        case .batch(let writes):
+            // Each anchor once (a batch may write one node in several parts), and for each part, in the
+            // order ``Op/forEachAnchor(_:)`` gives them, the position of its anchor.
+            var anchors: [[Key]] = []
+            var partAnchors: [Int] = []
+            op.forEachAnchor { head, tail in
+                let keys = tail.isEmpty ? head : head + tail
+                if let known = anchors.firstIndex(of: keys) {
+                    partAnchors.append(known)
+                } else {
+                    partAnchors.append(anchors.count)
+                    anchors.append(keys)
+                }
+            }
             var nodes: [Node] = []
             nodes.reserveCapacity(anchors.count)
             if anchors.count > 1 { probe.parts.reserveCapacity(anchors.count) }
             for anchor in anchors {
-                nodes.append(recordPart(op, at: anchor.keys, listed: anchors.count > 1, probe: &probe))
+                nodes.append(recordPart(op, at: anchor, listed: anchors.count > 1, probe: &probe))
             }
             if nodes.count == 1 { probe.node = nodes[0] }
-            markScalars(of: op)
-            if case .batch(let writes) = op.kind { addWritten(writes, anchors: anchors, nodes: nodes) }
-        }
-        if probe.laterAbove { probe.conflicts = true }
-        return probe
-    }
-
-    /// Takes the numbers a batch writes into the nodes of its anchors (`nodes`, in the order of `anchors`).
-    private func addWritten(_ writes: [Write], anchors: [Path], nodes: [Node]) {
-        func node(at path: Path) -> Node? { anchors.firstIndex(of: path).map { nodes[$0] } }
-        for write in writes {
-            switch write {
-            case .set(let path, let value): node(at: path)?.addWritten(value)
-            case .increment(let path, let by, let from):
-                node(at: path)?.addWritten(by)
-                node(at: path)?.addWritten(from)
-            case .merge(let base, let children):
-                for child in children {
-                    node(at: Path(uncheckedKeys: base.keys + child.relative.keys))?.addWritten(child.value)
+            // Where the batch may put scalars, and the numbers it writes, marked from the nodes the walks
+            // reached, part by part.
+            var parts = partAnchors.makeIterator()
+            func nextNode() -> Node? { parts.next().map { nodes[$0] } }
+            for write in writes {
+                switch write {
+                case .set(_, let value):
+                    guard let node = nextNode() else { continue }
+                    markLeaves(of: value, from: node)
+                    node.addWritten(value)
+                case .merge(_, let children):
+                    for child in children {
+                        guard let node = nextNode() else { continue }
+                        markLeaves(of: child.value, from: node)
+                        node.addWritten(child.value)
+                    }
+                case .increment(_, let by, let from):
+                    guard let node = nextNode() else { continue }
+                    node.mayBeScalar = true
+                    node.addWritten(by)
+                    node.addWritten(from)
                 }
             }
         }
+        if probe.laterAbove { probe.conflicts = true }
+        return probe
     }
 
     /// Records one anchor of a merge or a batch (a blind or whole write there, never an increment of its
@@ -517,28 +533,6 @@ final class PathIndex {
         node.raiseSubtree(origin: op.origin, sequence: op.sequence)
     }
 
-    /// Marks the nodes where `op` may write a scalar: every scalar leaf of a written value, every
-    /// increment target, and the whole node for transaction and call results.
-    private func markScalars(of op: Op) {
-        switch op.kind {
-        case .set(let value): markLeaves(of: value, at: op.path.keys[...])
-        case .merge(let children):
-            for child in children { markLeaves(of: child.value, at: (op.path.keys + child.relative.keys)[...]) }
-        case .increment: mark(op.path.keys[...])
-        case .transaction(_, let result): markLeaves(of: result, at: op.path.keys[...])
-        case .call: mark(op.path.keys[...])
-        case .batch(let writes):
-            for write in writes {
-                switch write {
-                case .set(let path, let value): markLeaves(of: value, at: path.keys[...])
-                case .merge(let path, let children):
-                    for child in children { markLeaves(of: child.value, at: (path.keys + child.relative.keys)[...]) }
-                case .increment(let path, _, _): mark(path.keys[...])
-                }
-            }
-        }
-    }
-
     /// Marks the scalar leaves of a value written at `node`, walking down from it.
     private func markLeaves(of value: Value, from node: Node) {
         switch value {
@@ -549,24 +543,6 @@ final class PathIndex {
             }
         default: node.mayBeScalar = true
         }
-    }
-
-    private func markLeaves(of value: Value, at keys: ArraySlice<Key>) {
-        switch value {
-        case .null: return
-        case .object(let children):
-            // Only descend where something could hide a scalar; objects themselves are not scalars.
-            for (key, child) in children where !child.isNull { markLeaves(of: child, at: keys + [key]) }
-        default: mark(keys)
-        }
-    }
-
-    private func mark(_ keys: ArraySlice<Key>) {
-        var current = root
-        for key in keys {
-            current = current.child(creating: key)
-        }
-        current.mayBeScalar = true
     }
 
     /// True when every op anchored on an ancestor-or-self of `path`, or anywhere below it, is covered
