@@ -73,14 +73,23 @@ final class Recorder<Value: Sendable>: @unchecked Sendable {
     var count: Int { lock.withLock { stored.count } }
 }
 
+/// How many times `eventually` polls before it may give up, however late it wakes: when parallel tests
+/// keep the cooperative threads busy past the deadline, the task the condition waits for may still be
+/// queued, and it gets a few more turns instead of a false failure.
+let minimumPolls = 40
+
 /// Polls `condition` every few milliseconds until it holds; throws ``TestTimeout`` after `milliseconds`.
 func eventually(
     within milliseconds: Int = 5_000, _ what: String = "a condition", _ condition: @Sendable () -> Bool
 ) async throws {
     let clock = ContinuousClock()
     let deadline = clock.now.advanced(by: .milliseconds(milliseconds))
+    var polls = 0
     while !condition() {
-        guard clock.now < deadline else { throw TestTimeout(what: what, milliseconds: milliseconds) }
+        guard clock.now < deadline || polls < minimumPolls else {
+            throw TestTimeout(what: what, milliseconds: milliseconds)
+        }
+        polls += 1
         try await Task.sleep(for: .milliseconds(5))
     }
 }
@@ -92,8 +101,12 @@ func eventually(
 ) async throws {
     let clock = ContinuousClock()
     let deadline = clock.now.advanced(by: .milliseconds(milliseconds))
+    var polls = 0
     while !(try await loop.submit(condition)) {
-        guard clock.now < deadline else { throw TestTimeout(what: what, milliseconds: milliseconds) }
+        guard clock.now < deadline || polls < minimumPolls else {
+            throw TestTimeout(what: what, milliseconds: milliseconds)
+        }
+        polls += 1
         try await Task.sleep(for: .milliseconds(5))
     }
 }

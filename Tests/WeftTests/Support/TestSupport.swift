@@ -25,15 +25,24 @@ final class Collector<Element: Sendable>: @unchecked Sendable {
 }
 
 /// Polls `condition` until it holds or the timeout passes; returns whether it held.
+///
+/// It gives up only after polling at least ``minimumPolls`` times as well: when parallel tests keep
+/// the cooperative threads busy past the deadline, the task the condition waits for may still be
+/// queued when this poller wakes, and it gets a few more turns instead of a false failure.
 @discardableResult
 func eventually(timeoutSeconds: Double = 5, _ condition: @Sendable () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(timeoutSeconds)
-    while Date() < deadline {
+    var polls = 0
+    while Date() < deadline || polls < minimumPolls {
         if condition() { return true }
+        polls += 1
         try? await Task.sleep(nanoseconds: 1_000_000)
     }
     return condition()
 }
+
+/// How many times ``eventually(timeoutSeconds:_:)`` polls before it may give up.
+let minimumPolls = 200
 
 /// Waits for every block already queued on `queue` to run.
 func drain(_ queue: DispatchQueue) async {
