@@ -36,18 +36,14 @@ final class PathIndex {
     /// access to a summary overlaps another.
     final class Node {
         // Fields are laid out in declaration order: those every op reads or raises on each level it
-        // walks through come first, so that a walk touches two or three cache lines per node, not five.
+        // walks through come first, then those it raises at its anchor, so that a walk touches two or
+        // three cache lines per node, not five. Optional stamps are held in 16-byte slots (an optional
+        // stamp takes 24).
 
-        /// The last stamp of ``own``, held in the node: every op walking through reads it, and the
-        /// array's buffer is another cache miss.
-        @exclusivity(unchecked) private(set) var ownMax: Stamp?
-        /// Greatest stamp anchored here or below.
-        @exclusivity(unchecked) var subtreeMax: Stamp?
-        /// Greatest stamp anchored strictly below.
-        @exclusivity(unchecked) var descendantMax: Stamp?
-        /// The stamp of the last of ``snapshots``, held in the node: every op walking through asks whether
-        /// it must drop some, and the array's buffer is a cache miss.
-        @exclusivity(unchecked) private(set) var lastSnapshot: Stamp?
+        @exclusivity(unchecked) private var ownMaxSlot = StampSlot()
+        @exclusivity(unchecked) private var subtreeMaxSlot = StampSlot()
+        @exclusivity(unchecked) private var descendantMaxSlot = StampSlot()
+        @exclusivity(unchecked) private var lastSnapshotSlot = StampSlot()
         @exclusivity(unchecked) var children = Children()
         /// Some op may have put a scalar exactly here (so the node's kind depends on op order).
         @exclusivity(unchecked) var mayBeScalar = false
@@ -55,28 +51,26 @@ final class PathIndex {
         /// asked for it. Only the nodes transactions are anchored at pay for raising it on every op that
         /// walks through them (the array of origins is a cache miss per level).
         @exclusivity(unchecked) private(set) var tracksSubtree = false
-        /// Number of call ops anchored here.
-        @exclusivity(unchecked) var callCount = 0
+        /// Number of call ops anchored here (32 bits, to share a word with the flags above).
+        @exclusivity(unchecked) var callCount: Int32 = 0
+        /// The arrival count of the latest op anchored here or re-folded from here: it may have changed
+        /// the subtree below at any stamp, so snapshots below taken before it are stale.
+        @exclusivity(unchecked) var lastArrival: UInt64 = 0
+        /// Highest sequence per origin of ops anchored here.
+        @exclusivity(unchecked) var latestOwn = OriginSequences()
+        /// Ops anchored exactly here, ascending by stamp.
+        @exclusivity(unchecked) private(set) var own = AnchorList()
+        @exclusivity(unchecked) private var subtreeTransactionMaxSlot = StampSlot()
+        /// Highest sequence per origin of ops anchored here or below, kept only once ``tracksSubtree``:
+        /// read ``subtreeSequences`` instead.
+        @exclusivity(unchecked) private var latestSubtree = OriginSequences()
         /// Values of this node's subtree right after the op with each stamp, ascending, kept by re-folds
         /// so that the next re-fold here starts close to its op instead of at the base. Every op that
         /// walks through this node drops those at or after its stamp.
         @exclusivity(unchecked) var snapshots: [(stamp: Stamp, value: Value)] = [] {
-            didSet { lastSnapshot = snapshots.last?.stamp }
+            didSet { lastSnapshotSlot = StampSlot(snapshots.last?.stamp) }
         }
-        /// Highest sequence per origin of ops anchored here or below, kept only once ``tracksSubtree``:
-        /// read ``subtreeSequences`` instead.
-        @exclusivity(unchecked) private var latestSubtree = OriginSequences()
-        /// Greatest stamp of a transaction anchored here or below (its validity depends on what it saw).
-        @exclusivity(unchecked) var subtreeTransactionMax: Stamp?
-        /// Highest sequence per origin of ops anchored here.
-        @exclusivity(unchecked) var latestOwn = OriginSequences()
-        /// The arrival count of the latest op anchored here or re-folded from here: it may have changed
-        /// the subtree below at any stamp, so snapshots below taken before it are stale.
-        @exclusivity(unchecked) var lastArrival: UInt64 = 0
-        /// Ops anchored exactly here, ascending by stamp.
-        @exclusivity(unchecked) private(set) var own = AnchorList()
-        /// Greatest stamp of an op anchored here that is not an increment.
-        @exclusivity(unchecked) var ownNonIncrementMax: Stamp?
+        @exclusivity(unchecked) private var ownNonIncrementMaxSlot = StampSlot()
         /// Sum of the magnitudes of integer increments anchored here: a bound on how far any prefix of
         /// them can move the counter (used to prove that no prefix overflows).
         @exclusivity(unchecked) var incrementMagnitude: UInt64 = 0
@@ -94,6 +88,33 @@ final class PathIndex {
         fileprivate(set) var failingChildren: [Node] = []
         /// The arrival count when ``snapshots`` were last known valid.
         @exclusivity(unchecked) var snapshotsTakenAt: UInt64 = 0
+
+        /// The last stamp of ``own``, held in the node: every op walking through reads it, and the
+        /// array's buffer is another cache miss.
+        @inline(__always) var ownMax: Stamp? { ownMaxSlot.stamp }
+        /// Greatest stamp anchored here or below.
+        @inline(__always) var subtreeMax: Stamp? {
+            get { subtreeMaxSlot.stamp }
+            set { subtreeMaxSlot = StampSlot(newValue) }
+        }
+        /// Greatest stamp anchored strictly below.
+        @inline(__always) var descendantMax: Stamp? {
+            get { descendantMaxSlot.stamp }
+            set { descendantMaxSlot = StampSlot(newValue) }
+        }
+        /// The stamp of the last of ``snapshots``, held in the node: every op walking through asks whether
+        /// it must drop some, and the array's buffer is a cache miss.
+        @inline(__always) var lastSnapshot: Stamp? { lastSnapshotSlot.stamp }
+        /// Greatest stamp of a transaction anchored here or below (its validity depends on what it saw).
+        @inline(__always) var subtreeTransactionMax: Stamp? {
+            get { subtreeTransactionMaxSlot.stamp }
+            set { subtreeTransactionMaxSlot = StampSlot(newValue) }
+        }
+        /// Greatest stamp of an op anchored here that is not an increment.
+        @inline(__always) var ownNonIncrementMax: Stamp? {
+            get { ownNonIncrementMaxSlot.stamp }
+            set { ownNonIncrementMaxSlot = StampSlot(newValue) }
+        }
 
         /// Drops the snapshots at or after `stamp`.
         @inline(__always) func trimSnapshots(from stamp: Stamp) {
@@ -161,13 +182,31 @@ final class PathIndex {
 
         func insertOwn(_ anchored: Anchored) {
             own.insert(anchored)
-            if ownMax.map({ $0 < anchored.stamp }) ?? true { ownMax = anchored.stamp }
+            if ownMax.map({ $0 < anchored.stamp }) ?? true { ownMaxSlot = StampSlot(anchored.stamp) }
         }
 
         /// Drops the own ops stamped at or below `frontier` (compacted).
         func removeOwn(through frontier: Stamp) {
             own.removeThrough(frontier)
-            ownMax = own.last?.stamp
+            ownMaxSlot = StampSlot(own.last?.stamp)
+        }
+    }
+
+    /// An optional stamp in 16 bytes: no replica has id 0, so a zero replica marks an empty slot.
+    struct StampSlot {
+        private var time: UInt64 = 0
+        private var replica: UInt64 = 0
+
+        init() {}
+
+        @inline(__always) init(_ stamp: Stamp?) {
+            guard let stamp else { return }
+            time = stamp.time
+            replica = stamp.replica.rawValue
+        }
+
+        @inline(__always) var stamp: Stamp? {
+            replica == 0 ? nil : Stamp(time: time, replica: ReplicaID(nonZero: replica))
         }
     }
 
@@ -187,27 +226,40 @@ final class PathIndex {
     /// inline: most nodes see one or two origins, ops come in runs of one origin, and an inline entry
     /// spares a heap object, and a cache miss, on every level an op walks through.
     struct OriginSequences {
-        private var first: OriginSequence?
+        /// The origin raised last, as raw bits (0 when none: no replica has id 0, and an optional entry
+        /// would take 8 bytes more in every node).
+        private var firstOrigin: UInt64 = 0
+        private var firstSequence: UInt64 = 0
         private var rest: [OriginSequence] = []
+
+        private var first: OriginSequence? {
+            firstOrigin == 0
+                ? nil : OriginSequence(origin: ReplicaID(nonZero: firstOrigin), sequence: firstSequence)
+        }
+
+        private mutating func setFirst(_ origin: ReplicaID, _ sequence: UInt64) {
+            firstOrigin = origin.rawValue
+            firstSequence = sequence
+        }
 
         /// Records that `origin` reached `sequence` here.
         @inline(__always) mutating func raise(origin: ReplicaID, sequence: UInt64) {
             guard let head = first else {
-                first = OriginSequence(origin: origin, sequence: sequence)
+                setFirst(origin, sequence)
                 return
             }
             if head.origin == origin {
-                if head.sequence < sequence { first = OriginSequence(origin: origin, sequence: sequence) }
+                if head.sequence < sequence { firstSequence = sequence }
                 return
             }
             // The origin found moves to the inline place: ops come in runs of one origin (sync sends
             // an origin's ops in sequence order), and the rest of a run then stays off the heap.
             for i in rest.indices where rest[i].origin == origin {
-                first = OriginSequence(origin: origin, sequence: max(rest[i].sequence, sequence))
+                setFirst(origin, max(rest[i].sequence, sequence))
                 rest[i] = head
                 return
             }
-            first = OriginSequence(origin: origin, sequence: sequence)
+            setFirst(origin, sequence)
             rest.append(head)
         }
 

@@ -14,6 +14,12 @@ public struct ReplicaID: Sendable, Hashable, Comparable, CustomStringConvertible
         self.rawValue = rawValue
     }
 
+    /// An id from raw bits known not to be zero.
+    @inline(__always) init(nonZero rawValue: UInt64) {
+        assert(rawValue != 0, "replica ids are never zero")
+        self.rawValue = rawValue
+    }
+
     /// A fresh id drawn from `generator` (the caller supplies randomness: the core has none of its own).
     public static func random<G: RandomNumberGenerator>(using generator: inout G) -> ReplicaID {
         while true {
