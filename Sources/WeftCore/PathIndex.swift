@@ -51,12 +51,18 @@ final class PathIndex {
         /// asked for it. Only the nodes transactions are anchored at pay for raising it on every op that
         /// walks through them (the array of origins is a cache miss per level).
         @exclusivity(unchecked) private(set) var tracksSubtree = false
+        /// ``latestOwn`` holds every op anchored here, not only compacted ones: the own list grew past
+        /// ``ownScanMax`` entries, too many to read for each transaction walking through.
+        @exclusivity(unchecked) private(set) var keepsOwnSequences = false
         /// Number of call ops anchored here (32 bits, to share a word with the flags above).
         @exclusivity(unchecked) var callCount: Int32 = 0
         /// The arrival count of the latest op anchored here or re-folded from here: it may have changed
         /// the subtree below at any stamp, so snapshots below taken before it are stale.
         @exclusivity(unchecked) var lastArrival: UInt64 = 0
-        /// Highest sequence per origin of ops anchored here.
+        /// Highest sequence per origin of the ops anchored here that left the own list (compacted,
+        /// or recorded as touches only), and of every op anchored here once ``keepsOwnSequences``: a walk
+        /// records an op at its anchor without it (the array of origins is a cache miss on a cold node),
+        /// and the few own ops of such a node are read instead (``ownSequencesCovered(by:)``).
         @exclusivity(unchecked) var latestOwn = OriginSequences()
         /// Ops anchored exactly here, ascending by stamp.
         @exclusivity(unchecked) private(set) var own = AnchorList()
@@ -128,13 +134,13 @@ final class PathIndex {
         }
 
         /// Highest sequence per origin of ops anchored here or below. The first call gathers it from the
-        /// own sequences (``latestOwn``) of every node of the subtree, and from then on the node keeps it.
+        /// own sequences of every node of the subtree, and from then on the node keeps it.
         var subtreeSequences: OriginSequences {
             if !tracksSubtree {
                 var gathered = OriginSequences()
                 var stack: [Node] = [self]
                 while let node = stack.popLast() {
-                    node.latestOwn.forEach { gathered.raise(origin: $0.origin, sequence: $0.sequence) }
+                    node.forEachOwnSequence { gathered.raise(origin: $0.origin, sequence: $0.sequence) }
                     stack.append(contentsOf: node.children.values)
                 }
                 latestSubtree = gathered
@@ -180,15 +186,47 @@ final class PathIndex {
         /// The first own op stamped after `stamp`.
         func ownFirst(after stamp: Stamp) -> Anchored? { own.first(after: stamp) }
 
-        func insertOwn(_ anchored: Anchored) {
+        /// The most own ops a node without ``keepsOwnSequences`` holds: reading them for a transaction
+        /// is then cheaper than raising ``latestOwn`` for each.
+        static let ownScanMax = 16
+
+        /// Records an op anchored here.
+        @inline(__always) func insertOwn(_ anchored: Anchored) {
             own.insert(anchored)
             if ownMax.map({ $0 < anchored.stamp }) ?? true { ownMaxSlot = StampSlot(anchored.stamp) }
+            if keepsOwnSequences {
+                latestOwn.raise(origin: anchored.stamp.replica, sequence: anchored.sequence)
+            } else if own.count > Self.ownScanMax {
+                own.forEach(after: nil) { latestOwn.raise(origin: $0.stamp.replica, sequence: $0.sequence) }
+                keepsOwnSequences = true
+            }
         }
 
-        /// Drops the own ops stamped at or below `frontier` (compacted).
+        /// Drops the own ops stamped at or below `frontier` (compacted), keeping their sequences.
         func removeOwn(through frontier: Stamp) {
+            if !keepsOwnSequences {
+                own.forEach(after: nil) { entry in
+                    if entry.stamp <= frontier {
+                        latestOwn.raise(origin: entry.stamp.replica, sequence: entry.sequence)
+                    }
+                }
+            }
             own.removeThrough(frontier)
             ownMaxSlot = StampSlot(own.last?.stamp)
+        }
+
+        /// Calls `body` with the highest sequence of each origin among the ops anchored here (some
+        /// origins more than once, with lower sequences too), in no particular order.
+        func forEachOwnSequence(_ body: (OriginSequence) -> Void) {
+            latestOwn.forEach(body)
+            guard !keepsOwnSequences else { return }
+            own.forEach(after: nil) { body(OriginSequence(origin: $0.stamp.replica, sequence: $0.sequence)) }
+        }
+
+        /// True when `read` holds the sequence of every op anchored here.
+        func ownSequencesCovered(by read: VersionVector) -> Bool {
+            guard latestOwn.isCovered(by: read) else { return false }
+            return keepsOwnSequences || own.allSatisfy { read[$0.stamp.replica] >= $0.sequence }
         }
     }
 
@@ -560,7 +598,7 @@ final class PathIndex {
             current = current._withUnsafeGuaranteedRef { node in
                 if let ownMax = node.ownMax, ownMax > stamp { probe.laterAbove = true }
                 if node.mayBeScalar || node.callCount > 0 { probe.scalarAbove = true }
-                if let read, probe.covered, !node.latestOwn.isCovered(by: read) { probe.covered = false }
+                if let read, probe.covered, !node.ownSequencesCovered(by: read) { probe.covered = false }
                 node.trimSnapshots(from: stamp)
                 update(node, stamp: stamp, reads: reads, below: true, op: op)
                 return node.children.unretained(creating: key)
@@ -573,7 +611,6 @@ final class PathIndex {
             node.trimSnapshots(from: stamp)
             node.lastArrival = arrivals
             node.insertOwn(Anchored(stamp: stamp, sequence: op.sequence))
-            node.latestOwn.raise(origin: op.origin, sequence: op.sequence)
             return node
         }
     }
@@ -601,11 +638,11 @@ final class PathIndex {
     /// by `read`: the transaction rule, for an index that holds only ops stamped before the transaction.
     func isCovered(path: Path, by read: VersionVector) -> Bool {
         var current = root
-        if !current.latestOwn.isCovered(by: read) { return false }
+        if !current.ownSequencesCovered(by: read) { return false }
         for key in path.keys {
             guard let next = current.children[key] else { return true }
             current = next
-            if !current.latestOwn.isCovered(by: read) { return false }
+            if !current.ownSequencesCovered(by: read) { return false }
         }
         return current.subtreeSequences.isCovered(by: read)
     }

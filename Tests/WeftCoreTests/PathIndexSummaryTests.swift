@@ -119,4 +119,38 @@ import Testing
         #expect(node.callCount == 0)
         #expect(node.own.all.map(\.stamp) == [set.stamp])
     }
+
+    /// A node reads its few own ops for the transaction rule, and keeps their highest sequence per origin
+    /// once it holds more than ``PathIndex/Node/ownScanMax``; either way, and after a compaction takes
+    /// some out of the own list, coverage (at the node, above a descendant's path, and the subtree
+    /// summary gathered later) answers as if every op were kept.
+    @Test(arguments: [3, PathIndex.Node.ownScanMax + 5])
+    func ownSequencesCoverTheSameWhetherReadOrKept(count: Int) throws {
+        let index = PathIndex()
+        for sequence in 1...UInt64(count) {
+            let origin = sequence % 2 == 0 ? alice : bob
+            index.insert(try op(origin, at: sequence, sequence: sequence, "/n", .set(.int(1))))
+        }
+        let node = try #require(index.node(at: ["n"]))
+        #expect(node.keepsOwnSequences == (count > PathIndex.Node.ownScanMax))
+        let last = UInt64(count)
+        let lastAlice = last % 2 == 0 ? last : last - 1
+        let lastBob = last % 2 == 0 ? last - 1 : last
+        let full = VersionVector([alice: lastAlice, bob: lastBob])
+        func check() throws {
+            #expect(index.isCovered(path: try Path("/n"), by: full))
+            #expect(index.isCovered(path: try Path("/n/below"), by: full))
+            #expect(!index.isCovered(path: try Path("/n"), by: VersionVector([alice: lastAlice, bob: lastBob - 2])))
+            #expect(
+                !index.isCovered(path: try Path("/n/below"), by: VersionVector([alice: lastAlice - 2, bob: lastBob])))
+        }
+        try check()
+        // A compaction takes every own op but the last out of the list.
+        node.removeOwn(through: stamp(last - 1, alice))
+        #expect(node.own.count == 1)
+        try check()
+        var gathered: [ReplicaID: UInt64] = [:]
+        index.root.subtreeSequences.forEach { gathered[$0.origin] = $0.sequence }
+        #expect(gathered == [alice: lastAlice, bob: lastBob])
+    }
 }
