@@ -42,6 +42,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "merge: shuffle every op (the worst case) instead of interleaving per-origin streams.")
     var fullShuffle = false
 
+    @Flag(help: "merge: deliver every op in stamp order (none is late: the cost of the in-order road alone).")
+    var stampOrder = false
+
     @Flag(help: "Print one JSON array of measurements instead of a table.")
     var json = false
 
@@ -50,13 +53,17 @@ struct BenchCommand: AsyncParsableCommand {
         guard users >= 10 else { throw ValidationError("--users must be at least 10") }
         guard healReplicas >= 1, healOps >= 1 else { throw ValidationError("heal counts must be positive") }
         guard replicas >= 1 else { throw ValidationError("--replicas must be at least 1") }
+        guard !(fullShuffle && stampOrder) else {
+            throw ValidationError("--full-shuffle and --stamp-order are two arrival orders: choose one")
+        }
     }
 
     func run() async throws {
         let progress = BenchProgress(quiet: false)
         var measurements: [Measurement] = []
         if suite == .merge || suite == .all {
-            let options = MergeBench.Options(ops: ops, replicas: replicas, seed: seed, fullShuffle: fullShuffle)
+            let order: MergeBench.Order = fullShuffle ? .fullShuffle : stampOrder ? .stampOrder : .interleaved
+            let options = MergeBench.Options(ops: ops, replicas: replicas, seed: seed, order: order)
             measurements += MergeBench.run(options, progress: progress)
         }
         if suite == .write || suite == .all {

@@ -3,13 +3,31 @@ import WeftCore
 /// `weft bench merge`: remote ops applied to the merge engine in memory, shuffled, in batches, against
 /// the reference fold of the same ops in the same run.
 enum MergeBench {
+    /// The order ops arrive in.
+    enum Order {
+        /// Each origin's ops in sequence order, the origins' streams interleaved at random (as sync
+        /// delivers them).
+        case interleaved
+        /// Every op shuffled (the worst case).
+        case fullShuffle
+        /// Every op in stamp order: none is late, so only the in-order road is measured.
+        case stampOrder
+
+        var description: String {
+            switch self {
+            case .interleaved: return "origins interleaved at random"
+            case .fullShuffle: return "fully shuffled"
+            case .stampOrder: return "in stamp order"
+            }
+        }
+    }
+
     struct Options {
         var ops = 1_000_000
         var batch = 1_000
         var replicas = 8
         var seed: UInt64 = 1
-        /// Shuffle every op (the worst case) instead of interleaving per-origin streams at random.
-        var fullShuffle = false
+        var order = Order.interleaved
     }
 
     /// Arrival order as sync produces it: each origin's ops in sequence order, the origins' streams
@@ -44,12 +62,12 @@ enum MergeBench {
         var workload = Workload(seed: options.seed, replicas: options.replicas, shape: shape)
         var ops = (0..<options.ops).map { _ in workload.next() }
         var rng = SeededGenerator(seed: options.seed ^ 0x5EED)
-        if options.fullShuffle {
-            rng.shuffle(&ops)
-        } else {
-            ops = interleave(ops, rng: &rng)
+        switch options.order {
+        case .interleaved: ops = interleave(ops, rng: &rng)
+        case .fullShuffle: rng.shuffle(&ops)
+        case .stampOrder: ops.sort { $0.stamp < $1.stamp }
         }
-        let order = options.fullShuffle ? "fully shuffled" : "origins interleaved at random"
+        let order = options.order.description
 
         progress.step("reference fold (baseline)")
         var foldDigest = StateDigest(of: .null)
