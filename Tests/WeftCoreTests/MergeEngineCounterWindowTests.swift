@@ -294,6 +294,26 @@ import Testing
         }
     }
 
+    /// The same traffic, long enough that the counter holds more than ``PathIndex/Node/ownScanMax`` ops
+    /// (it keeps its per-origin summary then), with the first half compacted while a quarter of the ops
+    /// is still missing: the late ones, transactions among them, still land where the fold does.
+    @Test func compactedCounterTrafficStillEqualsTheReferenceFold() async {
+        await propertyCheck(count: 200, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            let ops = Self.counterTraffic(seed: UInt64(seed), count: 120)
+            let sorted = ops.sorted { $0.stamp < $1.stamp }
+            let engine = MergeEngine(registry: FunctionRegistry())
+            var rng = SeededGenerator(seed: UInt64(seed) ^ 0xC0DE)
+            MergeEnginePropertyTests.deliver(Array(sorted[..<60]) + Array(sorted[90...]), rng: &rng, engine: engine)
+            engine.compact(upTo: sorted[59].stamp)
+            MergeEnginePropertyTests.deliver(Array(sorted[60..<90]), rng: &rng, engine: engine)
+            let expected = ReferenceFold.fold(ops, registry: FunctionRegistry())
+            #expect(engine.state == expected.state, "seed \(seed)")
+            for op in sorted[60...] {
+                #expect(engine.outcome(of: op.stamp) == expected.outcomes[op.stamp], "seed \(seed)")
+            }
+        }
+    }
+
     /// Ops of three origins on `/c` (the counter), `/t` (text or number) and `/n`: increments of every
     /// size (integers near the shortcut's bound, doubles that round, huge doubles), sets of numbers and
     /// other values, transactions with lagging read vectors, batches that may fail at `/t`, and merges.
