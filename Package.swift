@@ -30,7 +30,8 @@ let package = Package(
             providers: [.apt(["libuv1-dev"])]
         ),
         .systemLibrary(name: "CSQLiteTuning", path: "Sources/CSQLiteTuning", providers: [.apt(["libsqlite3-dev"])]),
-        .target(name: "WeftCore", swiftSettings: strict),
+        .systemLibrary(name: "CPrefetch", path: "Sources/CPrefetch"),
+        .target(name: "WeftCore", dependencies: ["CPrefetch"], swiftSettings: strict),
         .target(
             name: "WeftStore",
             dependencies: [

@@ -200,6 +200,7 @@ public final class MergeEngine {
         } else {
             order = ops.indices.sorted { ops[$0].stamp < ops[$1].stamp }
         }
+        index.prefetchWalks(of: ops, in: order)
         var pending = PendingRegions()
         for position in order {
             let op = ops[position]
