@@ -200,9 +200,11 @@ public final class MergeEngine {
         } else {
             order = ops.indices.sorted { ops[$0].stamp < ops[$1].stamp }
         }
-        index.prefetchWalks(of: ops, in: order)
+        var prefetcher = ops.count >= PathIndex.Prefetcher.batchOpsMin ? PathIndex.Prefetcher(index: index) : nil
+        prefetcher?.warmUp(ops, in: order)
         var pending = PendingRegions()
-        for position in order {
+        for (applied, position) in order.enumerated() {
+            prefetcher?.advance(past: applied, of: ops, in: order)
             let op = ops[position]
             let admission: Admission
             if alreadyCounted {

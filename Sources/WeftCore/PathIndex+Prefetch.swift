@@ -1,77 +1,97 @@
 import CPrefetch
 
 extension PathIndex {
-    /// Brings into the cache the index nodes that a batch of ops is about to walk, several walks in
-    /// flight at once.
+    /// Brings into the cache the index nodes that the next ops of a batch will walk, several walks in
+    /// flight at once, a few ops ahead of the ops being applied.
     ///
     /// On a large tree most nodes an op walks through are cold, and a walk waits for each level in
-    /// turn. Here the walks to the ops' paths advance one step at a time, round robin over
-    /// ``prefetchLanes`` of them: a step asks for the next slot or the next node and moves on to
-    /// another walk while it comes, so the waits overlap. Nothing is created or changed, and a key that
-    /// is not there ends its walk. Only the op's path is walked (for a merge or a batch, the common
-    /// ancestor of what it writes): walking every anchor of those cost more than it saved.
-    func prefetchWalks(of ops: [Op], in order: [Int]) {
-        var lanes: [Lane] = []
-        lanes.reserveCapacity(Self.prefetchLanes)
-        var next = 0
-        let root = Unmanaged.passUnretained(root)
-        while lanes.count < Self.prefetchLanes, next < order.count {
-            lanes.append(Lane(position: order[next], node: root))
-            next += 1
+    /// turn. The prefetcher walks the paths of the ops ahead one step at a time, round robin: a step
+    /// asks for the next slot or the next node and moves on to another walk while it comes, so the
+    /// waits overlap, and by the time an op is applied its nodes have come. It creates and changes
+    /// nothing, and a key that is not there ends its walk. Only an op's path is walked (for a merge or
+    /// a batch, the common ancestor of what it writes): walking every anchor cost more than it saved.
+    ///
+    /// The walks hold nodes unretained: the index never removes a node. They never hold a slot: a
+    /// table that grew since is read afresh.
+    struct Prefetcher {
+        /// Walks in flight at most, and how many ops ahead of the op being applied walks start.
+        static let lanesMax = 16
+        /// Batches with fewer ops are not prefetched: their walks have little to overlap with, and a
+        /// single local write would pay for the lanes.
+        static let batchOpsMin = 32
+        /// Cache lines of a node asked for: those a walk reads and raises on its way through.
+        static let nodeLines = 4
+
+        private var lanes: [Lane] = []
+        /// The position in `order` of the next op whose walk starts.
+        private var next = 0
+        private let root: Unmanaged<Node>
+
+        init(index: PathIndex) {
+            root = Unmanaged.passUnretained(index.root)
+            lanes.reserveCapacity(Self.lanesMax)
         }
-        while !lanes.isEmpty {
+
+        /// Moves each walk in flight one step, then starts the walks of the ops after the one at
+        /// `applied` in `order`, up to ``lanesMax`` of them. Call it before applying each op, with its
+        /// place in `order`.
+        mutating func advance(past applied: Int, of ops: [Op], in order: [Int]) {
             var lane = 0
             while lane < lanes.count {
-                if advance(&lanes[lane], in: ops) {
-                    lane += 1
-                } else if next < order.count {
-                    lanes[lane] = Lane(position: order[next], node: root)
-                    next += 1
+                if step(&lanes[lane], in: ops) {
                     lane += 1
                 } else {
                     lanes.swapAt(lane, lanes.count - 1)
                     lanes.removeLast()
                 }
             }
+            // A walk for an op already applied would be no use.
+            next = max(next, applied + 1)
+            let limit = min(order.count, applied + 1 + Self.lanesMax)
+            while lanes.count < Self.lanesMax, next < limit {
+                lanes.append(Lane(position: order[next], node: root))
+                next += 1
+            }
         }
-    }
 
-    /// Walks in flight at once in ``prefetchWalks(of:in:)``.
-    static let prefetchLanes = 16
-
-    /// Cache lines of a node asked for: a node's fields span about five.
-    static let prefetchNodeLines = 5
-
-    /// One walk of ``prefetchWalks(of:in:)``: the op, how deep it went, and the node reached.
-    private struct Lane {
-        var position: Int
-        var level = 0
-        var node: Unmanaged<Node>
-        /// The slot of the next key in `node`'s table was asked for.
-        var slotAsked = false
-
-        init(position: Int, node: Unmanaged<Node>) {
-            self.position = position
-            self.node = node
+        /// Walks the paths of the first ops of a batch to their ends before any is applied: they have
+        /// nothing ahead of them to overlap with.
+        mutating func warmUp(_ ops: [Op], in order: [Int]) {
+            advance(past: -1, of: ops, in: order)
+            while !lanes.isEmpty { advance(past: -1, of: ops, in: order) }
         }
-    }
 
-    /// One step of a walk; false when it is over.
-    @inline(__always) private func advance(_ lane: inout Lane, in ops: [Op]) -> Bool {
-        let keys = ops[lane.position].path.keys
-        guard lane.level < keys.count else { return false }
-        let key = keys[lane.level]
-        if !lane.slotAsked {
-            lane.node._withUnsafeGuaranteedRef { $0.children.prefetchSlot(of: key) }
-            lane.slotAsked = true
+        /// One walk: the op, how deep it went, and the node reached.
+        private struct Lane {
+            var position: Int
+            var level = 0
+            var node: Unmanaged<Node>
+            /// The slot of the next key in `node`'s table was asked for.
+            var slotAsked = false
+
+            init(position: Int, node: Unmanaged<Node>) {
+                self.position = position
+                self.node = node
+            }
+        }
+
+        /// One step of a walk; false when it is over.
+        @inline(__always) private func step(_ lane: inout Lane, in ops: [Op]) -> Bool {
+            let keys = ops[lane.position].path.keys
+            guard lane.level < keys.count else { return false }
+            let key = keys[lane.level]
+            if !lane.slotAsked {
+                lane.node._withUnsafeGuaranteedRef { $0.children.prefetchSlot(of: key) }
+                lane.slotAsked = true
+                return true
+            }
+            guard let child = lane.node._withUnsafeGuaranteedRef({ $0.children.probe(key) }) else { return false }
+            let address = UnsafeRawPointer(child.toOpaque())
+            for line in 0..<Self.nodeLines { weft_prefetch(address + 64 * line) }
+            lane.node = child
+            lane.level += 1
+            lane.slotAsked = false
             return true
         }
-        guard let child = lane.node._withUnsafeGuaranteedRef({ $0.children.probe(key) }) else { return false }
-        let address = UnsafeRawPointer(child.toOpaque())
-        for line in 0..<Self.prefetchNodeLines { weft_prefetch(address + 64 * line) }
-        lane.node = child
-        lane.level += 1
-        lane.slotAsked = false
-        return true
     }
 }

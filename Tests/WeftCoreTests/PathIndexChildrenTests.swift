@@ -64,7 +64,10 @@ import Testing
             ops + [
                 Op(stamp: Stamp(millis: 99, counter: 0, replica: alice), sequence: 99, path: .root, kind: .set(.int(1)))
             ]
-        index.prefetchWalks(of: withRoot, in: Array(withRoot.indices.reversed()))
+        let order = Array(withRoot.indices.reversed())
+        var prefetcher = PathIndex.Prefetcher(index: index)
+        prefetcher.warmUp(withRoot, in: order)
+        for applied in order.indices { prefetcher.advance(past: applied, of: withRoot, in: order) }
         #expect(index.root.children.keyed.map(\.key) == before)
         #expect(index.node(at: ["items"])?.children.keyed.map(\.key) == itemsBefore)
         #expect(index.arrivals == 20)
