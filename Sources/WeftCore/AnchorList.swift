@@ -1,3 +1,5 @@
+import CPrefetch
+
 extension PathIndex {
     /// The ops anchored at one node, ascending by stamp, held in short chunks.
     ///
@@ -18,6 +20,10 @@ extension PathIndex {
         private var tails: [Stamp] = []
         /// Number of entries.
         private(set) var count = 0
+        /// Where ``flat``'s entries were when it last changed, for ``prefetchAppend()`` only: reading
+        /// the array for it would take a reference, a wait on the very line it asks for. It may be
+        /// stale (a prefetch of any address is harmless) and is never read through.
+        private var flatBase: UnsafeRawPointer?
 
         var isEmpty: Bool { count == 0 }
 
@@ -30,6 +36,16 @@ extension PathIndex {
         private var chunkCount: Int { chunks.isEmpty ? (flat.isEmpty ? 0 : 1) : chunks.count }
 
         private func chunk(_ position: Int) -> [Anchored] { chunks.isEmpty ? flat : chunks[position] }
+
+        /// Asks for the lines an append touches to be brought into the cache: the array's header (its
+        /// reference count, count and capacity, in the 32 bytes before the entries) and its last entry.
+        /// A short list only: a long one is a hot counter's.
+        @inline(__always) func prefetchAppend() {
+            guard let flatBase, count > 0 else { return }
+            weft_prefetch(flatBase - 32)
+            weft_prefetch(flatBase - 8)
+            weft_prefetch(flatBase + MemoryLayout<Anchored>.stride * (count - 1))
+        }
 
         /// Inserts an entry at its place in stamp order.
         mutating func insert(_ anchored: Anchored) {
@@ -47,6 +63,9 @@ extension PathIndex {
                     }
                     tails = chunks.map { $0[$0.count - 1].stamp }
                     flat = []
+                    flatBase = nil
+                } else {
+                    flatBase = flat.withUnsafeBufferPointer { $0.baseAddress.map(UnsafeRawPointer.init) }
                 }
                 return
             }
@@ -146,6 +165,7 @@ extension PathIndex {
                 let cut = Self.index(in: flat, firstAbove: frontier)
                 flat.removeFirst(cut)
                 count -= cut
+                flatBase = flat.withUnsafeBufferPointer { $0.baseAddress.map(UnsafeRawPointer.init) }
                 return
             }
             var dropped = 0

@@ -78,7 +78,10 @@ extension PathIndex {
         /// One step of a walk; false when it is over.
         @inline(__always) private func step(_ lane: inout Lane, in ops: [Op]) -> Bool {
             let keys = ops[lane.position].path.keys
-            guard lane.level < keys.count else { return false }
+            guard lane.level < keys.count else {
+                lane.node._withUnsafeGuaranteedRef { $0.own.prefetchAppend() }
+                return false
+            }
             let key = keys[lane.level]
             if !lane.slotAsked {
                 lane.node._withUnsafeGuaranteedRef { $0.children.prefetchSlot(of: key) }
