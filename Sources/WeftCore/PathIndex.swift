@@ -555,36 +555,30 @@ final class PathIndex {
         var probe = Probe()
         let stamp = op.stamp
         var read: VersionVector?
-        var isIncrement = false
-        var isCall = false
-        switch op.kind {
-        case .transaction(let vector, _): read = vector
-        case .increment: isIncrement = true
-        case .call: isCall = true
-        default: break
-        }
-        let reads = read != nil
+        if case .transaction(let vector, _) = op.kind { read = vector }
         switch op.kind {
         case .set, .increment, .transaction, .call:
-            let node = record(op, at: op.path.keys, stamp: stamp, reads: reads, read: read, probe: &probe)
+            let node = record(op, at: op.path.keys, stamp: stamp, reads: read != nil, read: read, probe: &probe)
             probe.node = node
+            // One switch that binds each payload once: every binding of a payload copies it.
             switch op.kind {
-            case .set(let value): markLeaves(of: value, from: node)
-            case .transaction(_, let result): markLeaves(of: result, from: node)
-            default: node.mayBeScalar = true
-            }
-            if isCall { node.callCount += 1 }
-            if isIncrement, case .increment(let by, let from) = op.kind {
+            case .set(let value), .transaction(_, let value):
+                markLeaves(of: value, from: node)
+                node.addWritten(value)
+                node.raiseNonIncrement(stamp)
+            case .increment(let by, let from):
+                node.mayBeScalar = true
                 node.addIncrement(by)
                 node.addWritten(by)
                 node.addWritten(from)
+            case .call:
+                node.mayBeScalar = true
+                node.callCount += 1
+                node.numberMagnitude = .infinity
+                node.raiseNonIncrement(stamp)
+            case .merge, .batch:
+                break
             }
-            switch op.kind {
-            case .set(let value), .transaction(_, let value): node.addWritten(value)
-            case .call: node.numberMagnitude = .infinity
-            default: break
-            }
-            if !isIncrement { node.raiseNonIncrement(stamp) }
         case .merge(let children):
             var nodes: [(Node, Value)] = []
             nodes.reserveCapacity(children.count)
