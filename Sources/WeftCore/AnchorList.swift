@@ -39,8 +39,10 @@ extension PathIndex {
 
         /// Asks for the lines an append touches to be brought into the cache: the array's header (its
         /// reference count, count and capacity, in the 32 bytes before the entries) and its last entry.
-        /// A short list only: a long one is a hot counter's.
-        @inline(__always) func prefetchAppend() {
+        /// A short list only: a long one is a hot counter's. Mutating only so that callers reach the
+        /// list in place: reading a copy of it would take a reference to each of its arrays, each an
+        /// atomic wait on the cold line this asks for.
+        @inline(__always) mutating func prefetchAppend() {
             guard let flatBase, count > 0 else { return }
             weft_prefetch(flatBase - 32)
             weft_prefetch(flatBase - 8)

@@ -79,7 +79,7 @@ extension PathIndex {
         @inline(__always) private func step(_ lane: inout Lane, in ops: [Op]) -> Bool {
             let keys = ops[lane.position].path.keys
             guard lane.level < keys.count else {
-                lane.node._withUnsafeGuaranteedRef { $0.own.prefetchAppend() }
+                lane.node._withUnsafeGuaranteedRef { $0.prefetchOwnAppend() }
                 return false
             }
             let key = keys[lane.level]

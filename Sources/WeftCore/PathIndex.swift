@@ -281,6 +281,9 @@ final class PathIndex {
             }
         }
 
+        /// Asks for the lines an append to the own list touches (see ``AnchorList/prefetchAppend()``).
+        @inline(__always) func prefetchOwnAppend() { own.prefetchAppend() }
+
         /// Drops the own ops stamped at or below `frontier` (compacted), keeping their sequences.
         func removeOwn(through frontier: Stamp) {
             if !keepsOwnSequences {
