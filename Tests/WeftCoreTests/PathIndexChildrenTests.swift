@@ -59,10 +59,26 @@ import Testing
         for op in ops.prefix(20) { index.insert(op) }
         let before = index.root.children.keyed.map(\.key)
         let itemsBefore = index.node(at: ["items"])?.children.keyed.map(\.key)
-        // Half the paths exist, half end their walks at a missing key, and the root path ends at once.
+        // Half the paths exist, half end their walks at a missing key, and the root path ends at once;
+        // merges walk on to their children (some there, some not), and a batch stops at its path.
+        let merges = try (0..<4).map { number in
+            Op(
+                stamp: Stamp(millis: 50 + UInt64(number), counter: 0, replica: alice), sequence: 50 + UInt64(number),
+                path: try Path("/items/i\(number)"),
+                kind: .merge([
+                    MergeChild(relative: try Path("f1"), value: .int(1)),
+                    MergeChild(relative: try Path("deep/x"), value: .int(2)),
+                ]))
+        }
+        let batch = Op(
+            stamp: Stamp(millis: 60, counter: 0, replica: alice), sequence: 60, path: .root,
+            kind: .batch([.set(try Path("/items/i1/f2"), .int(3)), .set(try Path("/other"), .int(4))]))
         let withRoot =
-            ops + [
-                Op(stamp: Stamp(millis: 99, counter: 0, replica: alice), sequence: 99, path: .root, kind: .set(.int(1)))
+            ops + merges + [
+                batch,
+                Op(
+                    stamp: Stamp(millis: 99, counter: 0, replica: alice), sequence: 99, path: .root, kind: .set(.int(1))
+                ),
             ]
         let order = Array(withRoot.indices.reversed())
         var prefetcher = PathIndex.Prefetcher(index: index)
