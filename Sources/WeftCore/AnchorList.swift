@@ -49,6 +49,11 @@ extension PathIndex {
             weft_prefetch(flatBase + MemoryLayout<Anchored>.stride * (count - 1))
         }
 
+        /// Records where ``flat``'s entries are now, after it changed.
+        private mutating func noteFlatBase() {
+            flatBase = flat.withUnsafeBufferPointer { $0.baseAddress.map(UnsafeRawPointer.init) }
+        }
+
         /// Inserts an entry at its place in stamp order.
         mutating func insert(_ anchored: Anchored) {
             count += 1
@@ -67,7 +72,7 @@ extension PathIndex {
                     flat = []
                     flatBase = nil
                 } else {
-                    flatBase = flat.withUnsafeBufferPointer { $0.baseAddress.map(UnsafeRawPointer.init) }
+                    noteFlatBase()
                 }
                 return
             }
@@ -167,7 +172,7 @@ extension PathIndex {
                 let cut = Self.index(in: flat, firstAbove: frontier)
                 flat.removeFirst(cut)
                 count -= cut
-                flatBase = flat.withUnsafeBufferPointer { $0.baseAddress.map(UnsafeRawPointer.init) }
+                noteFlatBase()
                 return
             }
             var dropped = 0

@@ -58,8 +58,7 @@ extension PathIndex {
         /// Walks the paths of the first ops of a batch to their ends before any is applied: they have
         /// nothing ahead of them to overlap with.
         mutating func warmUp(_ ops: [Op], in order: [Int]) {
-            advance(past: -1, of: ops, in: order)
-            while !lanes.isEmpty { advance(past: -1, of: ops, in: order) }
+            repeat { advance(past: -1, of: ops, in: order) } while !lanes.isEmpty
         }
 
         /// One walk: the op, how deep it went, and the node reached.
