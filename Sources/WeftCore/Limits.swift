@@ -43,7 +43,7 @@ public enum CoreLimits {
     /// nodes are checked pairwise for overlap).
     public static let blindBatchWritesMax = 16
     /// Snapshots kept per region.
-    public static let snapshotsPerNodeMax = 32
+    public static let snapshotsPerNodeMax = 48
     /// Children an object may have for a re-fold to keep snapshots of it (a snapshot shares the
     /// object, so the next write there copies it).
     public static let snapshotChildrenMax = 64

@@ -118,10 +118,7 @@ extension MergeEngine {
             guard let node = index.node(at: region.root.keys[...]) else { continue }
             var snapshots = node.snapshots.filter { snapshot in region.start.map { snapshot.stamp <= $0 } ?? false }
             snapshots += region.kept
-            if snapshots.count > CoreLimits.snapshotsPerNodeMax {
-                snapshots.removeFirst(snapshots.count - CoreLimits.snapshotsPerNodeMax)
-            }
-            node.snapshots = snapshots
+            node.snapshots = Self.thinned(snapshots, to: CoreLimits.snapshotsPerNodeMax)
             node.snapshotsTakenAt = index.arrivals
         }
         for root in roots where !cut.found {
@@ -465,6 +462,31 @@ extension MergeEngine {
         var ready: Bool
         var kept: [(stamp: Stamp, value: Value)] = []
         var sinceKept = 0
+    }
+
+    /// Snapshots (ascending by stamp) cut down to at most `limit`, spaced by age so that a late op
+    /// finds one close before it however late it is (keeping only the newest left an op later than
+    /// all of them the base, and a replay of the region's whole log).
+    ///
+    /// The newest third stay as they are. Of the older ones, the time from a snapshot to the newest (in
+    /// stamp time units) falls in a power-of-two band, and of the snapshots in one slot of that band's
+    /// width only the first stays: the slots of a band nest in those of the next, so a snapshot dropped
+    /// now would be dropped by any later thinning too, and an op finds one at most about twice its
+    /// lateness back. Past `limit`, the oldest go.
+    static func thinned(_ snapshots: [(stamp: Stamp, value: Value)], to limit: Int) -> [(stamp: Stamp, value: Value)] {
+        let dense = limit / 3
+        guard snapshots.count > dense, let newest = snapshots.last?.stamp.time else { return snapshots }
+        var kept: [(stamp: Stamp, value: Value)] = []
+        kept.reserveCapacity(limit)
+        for snapshot in snapshots.dropLast(dense) {
+            let age = newest - snapshot.stamp.time
+            let band = age == 0 ? 0 : UInt64(UInt64.bitWidth - 1 - age.leadingZeroBitCount)
+            if let last = kept.last, last.stamp.time >> band == snapshot.stamp.time >> band { continue }
+            kept.append(snapshot)
+        }
+        kept += snapshots.suffix(dense)
+        if kept.count > limit { kept.removeFirst(kept.count - limit) }
+        return kept
     }
 
     /// Keeps a snapshot of each region whose value replay knows, every few ops and after the last one,

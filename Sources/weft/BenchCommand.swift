@@ -45,6 +45,14 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "merge: deliver every op in stamp order (none is late: the cost of the in-order road alone).")
     var stampOrder = false
 
+    @Flag(
+        help: """
+            merge: the workload's small path space with hot keys (40 items, 6 counters, one account \
+            group, half the traffic on the first two of each): late ops meet many later ones in their \
+            region, the re-fold-heavy case.
+            """)
+    var hotKeys = false
+
     @Flag(help: "Print one JSON array of measurements instead of a table.")
     var json = false
 
@@ -63,7 +71,7 @@ struct BenchCommand: AsyncParsableCommand {
         var measurements: [Measurement] = []
         if suite == .merge || suite == .all {
             let order: MergeBench.Order = fullShuffle ? .fullShuffle : stampOrder ? .stampOrder : .interleaved
-            let options = MergeBench.Options(ops: ops, replicas: replicas, seed: seed, order: order)
+            let options = MergeBench.Options(ops: ops, replicas: replicas, seed: seed, order: order, hotKeys: hotKeys)
             measurements += MergeBench.run(options, progress: progress)
         }
         if suite == .write || suite == .all {

@@ -28,6 +28,8 @@ enum MergeBench {
         var replicas = 8
         var seed: UInt64 = 1
         var order = Order.interleaved
+        /// The workload's own small path space with hot keys instead of the benchmark's wide one.
+        var hotKeys = false
     }
 
     /// Arrival order as sync produces it: each origin's ops in sequence order, the origins' streams
@@ -46,9 +48,11 @@ enum MergeBench {
         return result
     }
 
-    /// The workload shape of the benchmark: a large path space with a hot tail, all op kinds.
-    static var shape: Workload.Shape {
+    /// The workload shape of the benchmark: a large path space with a hot tail, all op kinds; or, with
+    /// `hotKeys`, the workload's own small one, where half the traffic goes to a few keys.
+    static func shape(hotKeys: Bool) -> Workload.Shape {
         var shape = Workload.Shape()
+        if hotKeys { return shape }
         shape.items = 20_000
         shape.counters = 200
         shape.accounts = 8
@@ -59,7 +63,7 @@ enum MergeBench {
 
     static func run(_ options: Options, progress: BenchProgress) -> [Measurement] {
         progress.step("generating \(options.ops) ops from \(options.replicas) replicas (seed \(options.seed))")
-        var workload = Workload(seed: options.seed, replicas: options.replicas, shape: shape)
+        var workload = Workload(seed: options.seed, replicas: options.replicas, shape: shape(hotKeys: options.hotKeys))
         var ops = (0..<options.ops).map { _ in workload.next() }
         var rng = SeededGenerator(seed: options.seed ^ 0x5EED)
         switch options.order {
@@ -67,7 +71,7 @@ enum MergeBench {
         case .fullShuffle: rng.shuffle(&ops)
         case .stampOrder: ops.sort { $0.stamp < $1.stamp }
         }
-        let order = options.order.description
+        let order = options.order.description + (options.hotKeys ? ", hot keys" : "")
 
         progress.step("reference fold (baseline)")
         var foldDigest = StateDigest(of: .null)
