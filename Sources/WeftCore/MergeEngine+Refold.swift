@@ -56,7 +56,7 @@ extension MergeEngine {
             roots.contains { $0.isAncestorOrSelf(ofJoined: head, tail) }
         }
         let inside = { (path: Path) in insideJoined(path.keys, []) }
-        let (ops, outside) = collect(regions)
+        let (ops, regionOf, outside) = collect(regions)
         let lastStamp = ops.last?.stamp
         var flipped: [Op] = []
         var replayed = 0
@@ -77,7 +77,11 @@ extension MergeEngine {
                 regions[next].ready = true
                 pending.removeFirst()
             }
-            defer { keepSnapshots(of: &regions, after: op.stamp, last: op.stamp == lastStamp || cut.found, in: mini) }
+            defer {
+                keepSnapshots(
+                    of: &regions, touched: regionOf[position], after: op.stamp,
+                    last: op.stamp == lastStamp || cut.found, in: mini)
+            }
             let previous = unusualOutcomes[op.stamp] ?? .applied
             // Ops stamped before the change keep their outcomes; so do those above the regions.
             if op.stamp < stamp || outside.contains(op.stamp) {
@@ -489,10 +493,13 @@ extension MergeEngine {
         return kept
     }
 
-    /// Keeps a snapshot of each region whose value replay knows, every few ops and after the last one,
-    /// where the value is small enough to share cheaply.
-    func keepSnapshots(of regions: inout [Region], after stamp: Stamp, last: Bool, in mini: Value) {
+    /// Keeps a snapshot of each region whose value replay knows, every few ops that touch it and after
+    /// the last one, where the value is small enough to share cheaply. `touched` is the position of the
+    /// one region the op replayed last touches, or ``severalRegions``: a re-fold of many regions then
+    /// reads only that region's value, not every region's, every few ops.
+    func keepSnapshots(of regions: inout [Region], touched: Int32, after stamp: Stamp, last: Bool, in mini: Value) {
         for position in regions.indices where regions[position].ready {
+            if !last, touched != Self.severalRegions, Int(touched) != position { continue }
             regions[position].sinceKept += 1
             guard regions[position].sinceKept >= CoreLimits.snapshotSpacing || last else { continue }
             let value = mini.value(at: regions[position].root)
@@ -502,37 +509,54 @@ extension MergeEngine {
         }
     }
 
-    /// Every op touching a region stamped after the region's start, sorted by stamp, and the stamps of
-    /// those that only touch ancestors of the regions (their outcomes are fixed; they are replayed as
-    /// recorded).
-    func collect(_ regions: [Region]) -> (ops: [Op], outside: Set<Stamp>) {
-        var inside: [PathIndex.Anchored] = []
-        var above: [PathIndex.Anchored] = []
-        for region in regions {
+    /// What ``collect(_:)`` says of an op that touches several regions.
+    static let severalRegions: Int32 = -1
+
+    /// Every op touching a region stamped after the region's start, sorted by stamp; for each, the
+    /// position of the region it touches, or ``severalRegions``; and the stamps of those that only touch
+    /// ancestors of the regions (their outcomes are fixed; they are replayed as recorded).
+    func collect(_ regions: [Region]) -> (ops: [Op], regionOf: [Int32], outside: Set<Stamp>) {
+        var inside: [(anchored: PathIndex.Anchored, region: Int32)] = []
+        var above: [(anchored: PathIndex.Anchored, region: Int32)] = []
+        for (position, region) in regions.enumerated() {
             let start = region.start
+            let tag = Int32(position)
             var current: PathIndex.Node? = index.root
             for key in region.root.keys {
                 guard let node = current else { break }
-                node.own.forEach(after: start) { above.append($0) }
+                node.own.forEach(after: start) { above.append(($0, tag)) }
                 current = node.children[key]
             }
-            if let node = current { forEachStamp(below: node, after: start) { inside.append($0) } }
+            if let node = current { forEachStamp(below: node, after: start) { inside.append(($0, tag)) } }
         }
         var outside = Set<Stamp>()
         if !above.isEmpty {
-            let insideSet = Set(inside)
-            for anchored in above where !insideSet.contains(anchored) { outside.insert(anchored.stamp) }
+            let insideSet = Set(inside.map(\.anchored))
+            for entry in above where !insideSet.contains(entry.anchored) { outside.insert(entry.anchored.stamp) }
             inside += above
         }
-        inside.sort { $0.stamp < $1.stamp }
+        inside.sort { $0.anchored.stamp < $1.anchored.stamp }
         var ops: [Op] = []
+        var regionOf: [Int32] = []
         ops.reserveCapacity(inside.count)
+        regionOf.reserveCapacity(inside.count)
         var previous: Stamp?
-        for anchored in inside where anchored.stamp != previous {
-            previous = anchored.stamp
-            if let op = logged(anchored) { ops.append(op) }
+        var kept = false
+        for entry in inside {
+            if entry.anchored.stamp == previous {
+                // The op again, from another anchor or another region.
+                if kept, regionOf[regionOf.count - 1] != entry.region { regionOf[regionOf.count - 1] = Self.severalRegions }
+                continue
+            }
+            previous = entry.anchored.stamp
+            kept = false
+            if let op = logged(entry.anchored) {
+                ops.append(op)
+                regionOf.append(entry.region)
+                kept = true
+            }
         }
-        return (ops, outside)
+        return (ops, regionOf, outside)
     }
 
     /// Calls `body` with every stamp after `start` anchored at `node` or below.
