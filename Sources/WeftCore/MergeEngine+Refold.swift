@@ -545,7 +545,9 @@ extension MergeEngine {
         for entry in inside {
             if entry.anchored.stamp == previous {
                 // The op again, from another anchor or another region.
-                if kept, regionOf[regionOf.count - 1] != entry.region { regionOf[regionOf.count - 1] = Self.severalRegions }
+                if kept, let last = regionOf.indices.last, regionOf[last] != entry.region {
+                    regionOf[last] = Self.severalRegions
+                }
                 continue
             }
             previous = entry.anchored.stamp
