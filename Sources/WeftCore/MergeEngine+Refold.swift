@@ -120,7 +120,10 @@ extension MergeEngine {
         for next in pending { mini.write(regions[next].value ?? .null, at: regions[next].root) }
         for region in regions {
             guard let node = index.node(at: region.root.keys[...]) else { continue }
-            var snapshots = node.snapshots.filter { snapshot in region.start.map { snapshot.stamp <= $0 } ?? false }
+            // Those below the frontier go too: no re-fold can start from them, and thinning keeps old ones.
+            var snapshots = node.snapshots.filter { snapshot in
+                (region.start.map { snapshot.stamp <= $0 } ?? false) && (frontier.map { snapshot.stamp >= $0 } ?? true)
+            }
             snapshots += region.kept
             node.snapshots = Self.thinned(snapshots, to: CoreLimits.snapshotsPerNodeMax)
             node.snapshotsTakenAt = index.arrivals
