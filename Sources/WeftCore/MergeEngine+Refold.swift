@@ -486,7 +486,7 @@ extension MergeEngine {
         var kept: [(stamp: Stamp, value: Value)] = []
         kept.reserveCapacity(limit)
         for snapshot in snapshots.dropLast(dense) {
-            let age = newest - snapshot.stamp.time
+            let age = newest > snapshot.stamp.time ? newest - snapshot.stamp.time : 0
             let band = age == 0 ? 0 : UInt64(UInt64.bitWidth - 1 - age.leadingZeroBitCount)
             if let last = kept.last, last.stamp.time >> band == snapshot.stamp.time >> band { continue }
             kept.append(snapshot)
