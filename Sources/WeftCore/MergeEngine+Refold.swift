@@ -86,18 +86,26 @@ extension MergeEngine {
             // Ops stamped before the change keep their outcomes; so do those above the regions.
             if op.stamp < stamp || outside.contains(op.stamp) {
                 Fold.replay(op, outcome: previous, to: &mini, registry: registry)
-                if cut.isCut(after: op, at: position, outcome: previous, previous: previous, in: ops, engine: self) {
+                if cut.isCut(
+                    after: op, at: position, region: regionOf[position], outcome: previous, previous: previous,
+                    in: ops, engine: self)
+                {
                     statistics.cutRefolds += 1
                     break
                 }
                 continue
             }
             statistics.redecidedOps += 1
+            // The region the op was collected for holds it, most often: asked first, before every root.
+            let home = regionOf[position] == Self.severalRegions ? nil : roots[Int(regionOf[position])]
             let spansOut: Bool
             switch op.kind {
-            case .set, .increment, .transaction, .call: spansOut = !inside(op.path)
+            case .set, .increment, .transaction, .call:
+                spansOut = !(home?.isAncestorOrSelf(of: op.path) ?? false) && !inside(op.path)
             case .merge, .batch:
-                spansOut = op.containsAnchor { !insideJoined($0, $1) }
+                spansOut = op.containsAnchor {
+                    !(home?.isAncestorOrSelf(ofJoined: $0, $1) ?? false) && !insideJoined($0, $1)
+                }
             }
             let outcome: Outcome
             if spansOut, case .rejected(let reason) = previous, let failing = reason.path, !inside(failing) {
@@ -112,7 +120,10 @@ extension MergeEngine {
             }
             if outcome != previous || arrivingStamps.contains(op.stamp) { record(outcome, of: op, report: &report) }
             if spansOut, previous == .applied, outcome != .applied { flipped.append(op) }
-            if cut.isCut(after: op, at: position, outcome: outcome, previous: previous, in: ops, engine: self) {
+            if cut.isCut(
+                after: op, at: position, region: regionOf[position], outcome: outcome, previous: previous, in: ops,
+                engine: self)
+            {
                 statistics.cutRefolds += 1
                 break
             }
@@ -184,9 +195,11 @@ extension MergeEngine {
         }
 
         /// Takes in the decision on `op`, at `position` in the replayed `ops`; true when the re-fold can
-        /// stop after it.
+        /// stop after it. `region` is the position of the one region the op touches, or
+        /// ``MergeEngine/severalRegions``: an op inside one region can rewrite no other root.
         mutating func isCut(
-            after op: Op, at position: Int, outcome: Outcome, previous: Outcome, in ops: [Op], engine: MergeEngine
+            after op: Op, at position: Int, region: Int32, outcome: Outcome, previous: Outcome, in ops: [Op],
+            engine: MergeEngine
         ) -> Bool {
             if arrivingStamps.contains(op.stamp) {
                 if outcome == .applied { unchanged = false }
@@ -217,7 +230,8 @@ extension MergeEngine {
             case .set, .transaction, .merge: break
             case .increment, .batch, .call: return false
             }
-            for index in roots.indices where !sealed[index] && Self.rewrites(op, wholly: roots[index]) {
+            let candidates = region == MergeEngine.severalRegions ? roots.indices : Int(region)..<Int(region) + 1
+            for index in candidates where !sealed[index] && Self.rewrites(op, wholly: roots[index]) {
                 sealed[index] = true
                 sealedCount += 1
             }
@@ -501,15 +515,22 @@ extension MergeEngine {
     /// one region the op replayed last touches, or ``severalRegions``: a re-fold of many regions then
     /// reads only that region's value, not every region's, every few ops.
     func keepSnapshots(of regions: inout [Region], touched: Int32, after stamp: Stamp, last: Bool, in mini: Value) {
-        for position in regions.indices where regions[position].ready {
-            if !last, touched != Self.severalRegions, Int(touched) != position { continue }
-            regions[position].sinceKept += 1
-            guard regions[position].sinceKept >= CoreLimits.snapshotSpacing || last else { continue }
-            let value = mini.value(at: regions[position].root)
-            guard value.isSmallForSnapshot else { continue }
-            regions[position].kept.append((stamp, value))
-            regions[position].sinceKept = 0
+        if !last, touched != Self.severalRegions {
+            // One region: the others are not even looked at (a re-fold may hold hundreds).
+            keepSnapshot(of: &regions[Int(touched)], after: stamp, last: false, in: mini)
+            return
         }
+        for position in regions.indices { keepSnapshot(of: &regions[position], after: stamp, last: last, in: mini) }
+    }
+
+    private func keepSnapshot(of region: inout Region, after stamp: Stamp, last: Bool, in mini: Value) {
+        guard region.ready else { return }
+        region.sinceKept += 1
+        guard region.sinceKept >= CoreLimits.snapshotSpacing || last else { return }
+        let value = mini.value(at: region.root)
+        guard value.isSmallForSnapshot else { return }
+        region.kept.append((stamp, value))
+        region.sinceKept = 0
     }
 
     /// What ``collect(_:)`` says of an op that touches several regions.
