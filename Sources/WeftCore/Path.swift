@@ -105,10 +105,17 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// child's node: its merge's path, then the child's relative path), without joining them.
     public func isAncestorOrSelf(ofJoined head: [Key], _ tail: [Key]) -> Bool {
         guard keys.count <= head.count + tail.count else { return false }
-        for (depth, key) in keys.enumerated() where key != (depth < head.count ? head[depth] : tail[depth - head.count])
-        {
-            return false
-        }
+        return Self.startsAlike(keys, count: keys.count, head, tail)
+    }
+
+    /// True when the first `count` keys of `keys` are those of `head` then `tail`. Keys are compared in
+    /// place, in one loop per part: picking a key from either part made a copy of it, and a key whose
+    /// text lives on the heap (a push id) took and dropped a reference for it (re-folds ask this for
+    /// every write of every op they replay, against every root).
+    @inline(__always) private static func startsAlike(_ keys: [Key], count: Int, _ head: [Key], _ tail: [Key]) -> Bool {
+        let inHead = min(count, head.count)
+        for depth in 0..<inHead where keys[depth] != head[depth] { return false }
+        for depth in inHead..<count where keys[depth] != tail[depth - head.count] { return false }
         return true
     }
 
@@ -118,11 +125,7 @@ public struct Path: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// True when this path and the path whose keys are `head` then `tail` are related (one is an
     /// ancestor-or-self of the other), without joining them.
     public func isRelated(toJoined head: [Key], _ tail: [Key]) -> Bool {
-        let common = min(keys.count, head.count + tail.count)
-        for depth in 0..<common where keys[depth] != (depth < head.count ? head[depth] : tail[depth - head.count]) {
-            return false
-        }
-        return true
+        Self.startsAlike(keys, count: min(keys.count, head.count + tail.count), head, tail)
     }
 
     /// The keys of `other` below this path; nil when `other` is not inside this path's subtree.
