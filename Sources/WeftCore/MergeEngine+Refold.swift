@@ -72,6 +72,8 @@ extension MergeEngine {
             stateIsRecorded: stateIsRecorded)
         for (position, op) in ops.enumerated() {
             replayed += 1
+            // The one region the op touches, if it touches one only.
+            let region = regionOf[position] == Self.severalRegions ? nil : Int(regionOf[position])
             while let next = pending.first, let point = regions[next].start, point < op.stamp {
                 mini.write(regions[next].value ?? .null, at: regions[next].root)
                 regions[next].ready = true
@@ -79,7 +81,7 @@ extension MergeEngine {
             }
             defer {
                 keepSnapshots(
-                    of: &regions, touched: regionOf[position], after: op.stamp,
+                    of: &regions, touched: region, after: op.stamp,
                     last: op.stamp == lastStamp || cut.found, in: mini)
             }
             let previous = unusualOutcomes[op.stamp] ?? .applied
@@ -87,7 +89,7 @@ extension MergeEngine {
             if op.stamp < stamp || outside.contains(op.stamp) {
                 Fold.replay(op, outcome: previous, to: &mini, registry: registry)
                 if cut.isCut(
-                    after: op, at: position, region: regionOf[position], outcome: previous, previous: previous,
+                    after: op, at: position, region: region, outcome: previous, previous: previous,
                     in: ops, engine: self)
                 {
                     statistics.cutRefolds += 1
@@ -97,7 +99,7 @@ extension MergeEngine {
             }
             statistics.redecidedOps += 1
             // The region the op was collected for holds it, most often: asked first, before every root.
-            let home = regionOf[position] == Self.severalRegions ? nil : roots[Int(regionOf[position])]
+            let home = region.map { roots[$0] }
             let spansOut: Bool
             switch op.kind {
             case .set, .increment, .transaction, .call:
@@ -121,7 +123,7 @@ extension MergeEngine {
             if outcome != previous || arrivingStamps.contains(op.stamp) { record(outcome, of: op, report: &report) }
             if spansOut, previous == .applied, outcome != .applied { flipped.append(op) }
             if cut.isCut(
-                after: op, at: position, region: regionOf[position], outcome: outcome, previous: previous, in: ops,
+                after: op, at: position, region: region, outcome: outcome, previous: previous, in: ops,
                 engine: self)
             {
                 statistics.cutRefolds += 1
@@ -195,10 +197,10 @@ extension MergeEngine {
         }
 
         /// Takes in the decision on `op`, at `position` in the replayed `ops`; true when the re-fold can
-        /// stop after it. `region` is the position of the one region the op touches, or
-        /// ``MergeEngine/severalRegions``: an op inside one region can rewrite no other root.
+        /// stop after it. `region` is the position of the one region the op touches (nil when it touches
+        /// several): an op inside one region can rewrite no other root.
         mutating func isCut(
-            after op: Op, at position: Int, region: Int32, outcome: Outcome, previous: Outcome, in ops: [Op],
+            after op: Op, at position: Int, region: Int?, outcome: Outcome, previous: Outcome, in ops: [Op],
             engine: MergeEngine
         ) -> Bool {
             if arrivingStamps.contains(op.stamp) {
@@ -230,7 +232,7 @@ extension MergeEngine {
             case .set, .transaction, .merge: break
             case .increment, .batch, .call: return false
             }
-            let candidates = region == MergeEngine.severalRegions ? roots.indices : Int(region)..<Int(region) + 1
+            let candidates = region.map { $0..<$0 + 1 } ?? roots.indices
             for index in candidates where !sealed[index] && Self.rewrites(op, wholly: roots[index]) {
                 sealed[index] = true
                 sealedCount += 1
@@ -512,12 +514,12 @@ extension MergeEngine {
 
     /// Keeps a snapshot of each region whose value replay knows, every few ops that touch it and after
     /// the last one, where the value is small enough to share cheaply. `touched` is the position of the
-    /// one region the op replayed last touches, or ``severalRegions``: a re-fold of many regions then
-    /// reads only that region's value, not every region's, every few ops.
-    func keepSnapshots(of regions: inout [Region], touched: Int32, after stamp: Stamp, last: Bool, in mini: Value) {
-        if !last, touched != Self.severalRegions {
+    /// one region the op replayed last touches (nil when it touches several): a re-fold of many regions
+    /// then reads only that region's value, not every region's, every few ops.
+    func keepSnapshots(of regions: inout [Region], touched: Int?, after stamp: Stamp, last: Bool, in mini: Value) {
+        if !last, let touched {
             // One region: the others are not even looked at (a re-fold may hold hundreds).
-            keepSnapshot(of: &regions[Int(touched)], after: stamp, last: false, in: mini)
+            keepSnapshot(of: &regions[touched], after: stamp, last: false, in: mini)
             return
         }
         for position in regions.indices { keepSnapshot(of: &regions[position], after: stamp, last: last, in: mini) }
@@ -565,21 +567,21 @@ extension MergeEngine {
         ops.reserveCapacity(inside.count)
         regionOf.reserveCapacity(inside.count)
         var previous: Stamp?
-        var kept = false
+        var previousLogged = false
         for entry in inside {
             if entry.anchored.stamp == previous {
                 // The op again, from another anchor or another region.
-                if kept, let last = regionOf.indices.last, regionOf[last] != entry.region {
+                if previousLogged, let last = regionOf.indices.last, regionOf[last] != entry.region {
                     regionOf[last] = Self.severalRegions
                 }
                 continue
             }
             previous = entry.anchored.stamp
-            kept = false
+            previousLogged = false
             if let op = logged(entry.anchored) {
                 ops.append(op)
                 regionOf.append(entry.region)
-                kept = true
+                previousLogged = true
             }
         }
         return (ops, regionOf, outside)
