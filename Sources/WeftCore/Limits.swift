@@ -44,7 +44,7 @@ public enum CoreLimits {
     public static let blindBatchWritesMax = 16
     /// Snapshots kept per region.
     public static let snapshotsPerNodeMax = 48
-    /// Children an object may have for a re-fold to keep snapshots of it (a snapshot shares the
-    /// object, so the next write there copies it).
-    public static let snapshotChildrenMax = 64
+    /// Nodes a region may hold per op replayed since its last snapshot for a re-fold to keep another
+    /// (a snapshot shares the region, so the next writes there copy the objects on their paths).
+    public static let snapshotNodesPerOp = 32
 }

@@ -484,7 +484,11 @@ extension MergeEngine {
         var value: Value?
         var ready: Bool
         var kept: [(stamp: Stamp, value: Value)] = []
+        /// Ops replayed into the region since the last snapshot kept (or since it became ready).
         var sinceKept = 0
+        /// Ops to replay since the last snapshot before the next is looked at: doubles each time the
+        /// region is found too large for the ops between (see ``MergeEngine/keepSnapshot``).
+        var nextLook = CoreLimits.snapshotSpacing
     }
 
     /// Snapshots (ascending by stamp) cut down to at most `limit`, spaced by age so that a late op
@@ -525,14 +529,25 @@ extension MergeEngine {
         for position in regions.indices { keepSnapshot(of: &regions[position], after: stamp, last: last, in: mini) }
     }
 
+    /// A snapshot shares the region's value, so the next writes there copy every object on their
+    /// paths: up to the whole region. It is kept only when the region holds at most
+    /// ``CoreLimits/snapshotNodesPerOp`` nodes per op replayed since the last one, so the copies cost a
+    /// bounded amount per replayed op however large the region is (a re-fold of the whole tree, whose
+    /// top has a handful of children, used to copy its largest objects every few ops). A region found
+    /// too large is looked at again after twice as many ops, so the counting stays bounded too.
     private func keepSnapshot(of region: inout Region, after stamp: Stamp, last: Bool, in mini: Value) {
         guard region.ready else { return }
         region.sinceKept += 1
-        guard region.sinceKept >= CoreLimits.snapshotSpacing || last else { return }
+        guard region.sinceKept >= region.nextLook || last else { return }
         let value = mini.value(at: region.root)
-        guard value.isSmallForSnapshot else { return }
+        let budget = max(region.sinceKept, CoreLimits.snapshotSpacing) * CoreLimits.snapshotNodesPerOp
+        guard value.hasNodes(atMost: budget) else {
+            if region.sinceKept >= region.nextLook { region.nextLook = region.sinceKept * 2 }
+            return
+        }
         region.kept.append((stamp, value))
         region.sinceKept = 0
+        region.nextLook = CoreLimits.snapshotSpacing
     }
 
     /// What ``collect(_:)`` says of an op that touches several regions.

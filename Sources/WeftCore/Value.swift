@@ -108,10 +108,29 @@ public enum Value: Sendable, Hashable {
         return !children.isEmpty && children.values.allSatisfy { !$0.isNull && $0.isNormalized }
     }
 
-    /// True when a copy of this value's top object is cheap (see ``CoreLimits/snapshotChildrenMax``).
-    var isSmallForSnapshot: Bool {
-        if case .object(let children) = self { return children.count <= CoreLimits.snapshotChildrenMax }
-        return true
+    /// True when this value holds at most `limit` nodes (scalars and objects); stops counting past it,
+    /// so the answer costs at most `limit` steps however large the value is.
+    func hasNodes(atMost limit: Int) -> Bool {
+        var left = limit
+        return countDown(&left)
+    }
+
+    private func countDown(_ left: inout Int) -> Bool {
+        switch self {
+        case .null: return true
+        case .object(let children):
+            left -= 1 + children.count
+            if left < 0 { return false }
+            for child in children.values where child.isObject {
+                // The child itself is counted with its parent's children.
+                left += 1
+                if !child.countDown(&left) { return false }
+            }
+            return true
+        default:
+            left -= 1
+            return left >= 0
+        }
     }
 
     /// Number of nodes in this value (scalars and objects), `0` for null.

@@ -101,3 +101,67 @@ import Testing
         #expect(replayed < 4 * ops.count, "replayed \(replayed) ops for \(ops.count) merged")
     }
 }
+
+/// A snapshot shares its region's value, so the next writes there copy every object on their paths:
+/// re-folds keep snapshots of a large region only as often as its size allows, and count its nodes only
+/// as far as they need to.
+@Suite struct SnapshotCostTests {
+    /// A value with four top children (few enough for any rule on the top object alone) holding
+    /// `nodes` nodes or a few more: objects of nine scalars.
+    static func wide(nodes: Int) -> Value {
+        var top: [Key: Value] = [:]
+        for part in 0..<4 {
+            var records: [Key: Value] = [:]
+            for record in 0..<max(1, nodes / 40) {
+                var fields: [Key: Value] = [:]
+                for field in 0..<9 { fields[Key(unchecked: "f\(field)")] = .int(Int64(record * 10 + field)) }
+                records[Key(unchecked: "r\(record)")] = .object(fields)
+            }
+            top[Key(unchecked: "p\(part)")] = .object(records)
+        }
+        return .object(top)
+    }
+
+    @Test func countingNodesStopsAtTheLimitAndAgreesWithTheCount() async {
+        await propertyCheck(count: 300, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            var workload = Workload(seed: UInt64(seed), replicas: 2)
+            var value = Value.null
+            for _ in 0..<(seed % 60) {
+                let op = workload.next()
+                Fold.replay(op, outcome: .applied, to: &value, registry: Workload.registry)
+            }
+            let count = value.nodeCount
+            for limit in [0, 1, count / 2, count - 1, count, count + 1, 10 * count] where limit >= 0 {
+                #expect(
+                    value.hasNodes(atMost: limit) == (count <= limit), "seed \(seed), \(count) nodes, limit \(limit)")
+            }
+        }
+    }
+
+    @Test func aRegionIsSnapshottedAsOftenAsItsSizeAllows() {
+        let engine = MergeEngine(registry: FunctionRegistry())
+        let replica = ReplicaID(rawValue: 3)!
+        let replayed = 20_000
+        for size in [10, 200, 5_000, 40_000] {
+            let value = Self.wide(nodes: size)
+            let nodes = value.nodeCount
+            let mini = Value.object(["r": value])
+            var regions = [MergeEngine.Region(root: Path(uncheckedKeys: ["r"]), start: nil, value: nil, ready: true)]
+            for time in 1...replayed {
+                engine.keepSnapshots(
+                    of: &regions, touched: 0, after: Stamp(time: UInt64(time), replica: replica), last: false, in: mini)
+            }
+            let kept = regions[0].kept.count
+            let affordable = replayed * CoreLimits.snapshotNodesPerOp / nodes
+            if nodes <= CoreLimits.snapshotSpacing * CoreLimits.snapshotNodesPerOp {
+                #expect(kept == replayed / CoreLimits.snapshotSpacing, "\(nodes) nodes")
+            } else {
+                // At most one per `nodes / snapshotNodesPerOp` ops, and no sparser than half that: the
+                // look-again interval doubles past the size once at most.
+                #expect(kept <= affordable + 1, "\(nodes) nodes: kept \(kept)")
+                #expect(kept >= affordable / 2 - 1, "\(nodes) nodes: kept \(kept)")
+            }
+            #expect(regions[0].kept.allSatisfy { $0.value == value })
+        }
+    }
+}
