@@ -44,7 +44,10 @@ public enum CoreLimits {
     public static let blindBatchWritesMax = 16
     /// Snapshots kept per region.
     public static let snapshotsPerNodeMax = 48
-    /// Nodes a region may hold per op replayed since its last snapshot for a re-fold to keep another
-    /// (a snapshot shares the region, so the next writes there copy the objects on their paths).
-    public static let snapshotNodesPerOp = 32
+    /// Nodes a region may hold for a re-fold to keep snapshots of it every ``snapshotSpacing`` ops.
+    public static let snapshotNodesSmall = 256
+    /// Nodes a larger region may hold per op replayed since its last snapshot for a re-fold to keep
+    /// another (a snapshot shares the region, so the next writes there copy the objects on their paths;
+    /// and the region is counted to know).
+    public static let snapshotNodesPerOp = 8
 }

@@ -486,8 +486,8 @@ extension MergeEngine {
         var kept: [(stamp: Stamp, value: Value)] = []
         /// Ops replayed into the region since the last snapshot kept (or since it became ready).
         var sinceKept = 0
-        /// Ops to replay since the last snapshot before the next is looked at: doubles each time the
-        /// region is found too large for the ops between (see ``MergeEngine/keepSnapshot``).
+        /// Ops to replay since the last snapshot before the next is looked at: what the region's size
+        /// allows, doubled each time it is found too large for the ops between (see `keepSnapshot`).
         var nextLook = CoreLimits.snapshotSpacing
     }
 
@@ -530,24 +530,28 @@ extension MergeEngine {
     }
 
     /// A snapshot shares the region's value, so the next writes there copy every object on their
-    /// paths: up to the whole region. It is kept only when the region holds at most
-    /// ``CoreLimits/snapshotNodesPerOp`` nodes per op replayed since the last one, so the copies cost a
-    /// bounded amount per replayed op however large the region is (a re-fold of the whole tree, whose
-    /// top has a handful of children, used to copy its largest objects every few ops). A region found
-    /// too large is looked at again after twice as many ops, so the counting stays bounded too.
+    /// paths: up to the whole region. It is kept every ``CoreLimits/snapshotSpacing`` ops when the
+    /// region is small (``CoreLimits/snapshotNodesSmall``), else only when it holds at most
+    /// ``CoreLimits/snapshotNodesPerOp`` nodes per op replayed since the last one: copies and counting
+    /// then cost a bounded amount per replayed op however large the region is (a re-fold of the whole
+    /// tree, whose top has a handful of children, used to copy its largest objects every 8 ops). The
+    /// next look comes when the region as last counted would allow one, and after twice as many ops
+    /// each time it is found too large.
     private func keepSnapshot(of region: inout Region, after stamp: Stamp, last: Bool, in mini: Value) {
         guard region.ready else { return }
         region.sinceKept += 1
         guard region.sinceKept >= region.nextLook || last else { return }
         let value = mini.value(at: region.root)
-        let budget = max(region.sinceKept, CoreLimits.snapshotSpacing) * CoreLimits.snapshotNodesPerOp
-        guard value.hasNodes(atMost: budget) else {
+        let perOp = CoreLimits.snapshotNodesPerOp
+        let budget = max(CoreLimits.snapshotNodesSmall, region.sinceKept * perOp)
+        guard let nodes = value.nodeCount(atMost: budget) else {
             if region.sinceKept >= region.nextLook { region.nextLook = region.sinceKept * 2 }
             return
         }
         region.kept.append((stamp, value))
         region.sinceKept = 0
-        region.nextLook = CoreLimits.snapshotSpacing
+        region.nextLook =
+            nodes <= CoreLimits.snapshotNodesSmall ? CoreLimits.snapshotSpacing : (nodes + perOp - 1) / perOp
     }
 
     /// What ``collect(_:)`` says of an op that touches several regions.

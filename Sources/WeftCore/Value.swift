@@ -108,11 +108,11 @@ public enum Value: Sendable, Hashable {
         return !children.isEmpty && children.values.allSatisfy { !$0.isNull && $0.isNormalized }
     }
 
-    /// True when this value holds at most `limit` nodes (scalars and objects); stops counting past it,
-    /// so the answer costs at most `limit` steps however large the value is.
-    func hasNodes(atMost limit: Int) -> Bool {
+    /// The number of nodes in this value (scalars and objects) when it is at most `limit`, else nil;
+    /// stops counting past `limit`, so the answer costs at most `limit` steps however large the value is.
+    func nodeCount(atMost limit: Int) -> Int? {
         var left = limit
-        return countDown(&left)
+        return countDown(&left) ? limit - left : nil
     }
 
     private func countDown(_ left: inout Int) -> Bool {

@@ -133,7 +133,8 @@ import Testing
             let count = value.nodeCount
             for limit in [0, 1, count / 2, count - 1, count, count + 1, 10 * count] where limit >= 0 {
                 #expect(
-                    value.hasNodes(atMost: limit) == (count <= limit), "seed \(seed), \(count) nodes, limit \(limit)")
+                    value.nodeCount(atMost: limit) == (count <= limit ? count : nil),
+                    "seed \(seed), \(count) nodes, limit \(limit)")
             }
         }
     }
@@ -153,7 +154,7 @@ import Testing
             }
             let kept = regions[0].kept.count
             let affordable = replayed * CoreLimits.snapshotNodesPerOp / nodes
-            if nodes <= CoreLimits.snapshotSpacing * CoreLimits.snapshotNodesPerOp {
+            if nodes <= CoreLimits.snapshotNodesSmall {
                 #expect(kept == replayed / CoreLimits.snapshotSpacing, "\(nodes) nodes")
             } else {
                 // At most one per `nodes / snapshotNodesPerOp` ops, and no sparser than half that: the
