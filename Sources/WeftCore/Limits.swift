@@ -26,8 +26,10 @@ public enum CoreLimits {
     public static let driftMillisMaxDefault: UInt64 = 60_000
     /// Longest registered function name, in UTF-8 bytes.
     public static let functionNameBytesMax = 256
-    /// Most regions one re-fold takes in before the engine re-folds the whole tree instead.
-    public static let refoldRegionsMax = 1024
+    /// Most regions one re-fold takes in before the engine re-folds the whole tree instead. A re-fold's
+    /// questions cost about a path's depth however many regions it holds (see `RootSet`), and the whole
+    /// tree replays every op after the change: the fallback is for closures too large to track.
+    public static let refoldRegionsMax = 65_536
     /// Ops a re-fold replays between two snapshots it keeps of its region.
     public static let snapshotSpacing = 8
     /// Ops a late transaction's check looks at among those its origin had not seen, before it walks the

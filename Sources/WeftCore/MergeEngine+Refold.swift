@@ -52,10 +52,9 @@ extension MergeEngine {
         }
         var pending = regions.indices.filter { regions[$0].start != nil }
             .sorted { (regions[$0].start ?? stamp) < (regions[$1].start ?? stamp) }[...]
-        let insideJoined = { (head: [Key], tail: [Key]) in
-            roots.contains { $0.isAncestorOrSelf(ofJoined: head, tail) }
-        }
-        let inside = { (path: Path) in insideJoined(path.keys, []) }
+        let rootSet = RootSet(roots)
+        let insideJoined = { (head: [Key], tail: [Key]) in rootSet.holds(joined: head, tail) }
+        let inside = { (path: Path) in rootSet.holds(joined: path.keys, []) }
         let (ops, regionOf, outside) = collect(regions)
         let lastStamp = ops.last?.stamp
         var flipped: [Op] = []
@@ -81,8 +80,8 @@ extension MergeEngine {
             }
             defer {
                 keepSnapshots(
-                    of: &regions, touched: region, after: op.stamp,
-                    last: op.stamp == lastStamp || cut.found, in: mini)
+                    of: &regions, touched: region, by: op, in: rootSet, last: op.stamp == lastStamp || cut.found,
+                    mini: mini)
             }
             let previous = unusualOutcomes[op.stamp] ?? .applied
             // Ops stamped before the change keep their outcomes; so do those above the regions.
@@ -448,11 +447,12 @@ extension MergeEngine {
         var roots = minimalRoots(initial)
         while roots.count <= CoreLimits.refoldRegionsMax {
             var added: [Path] = []
+            let rootSet = RootSet(roots)
             for root in roots {
                 index.forEachFailing(at: root.keys[...]) { current in
                     for batchStamp in current.failingBatches where batchStamp >= stamp {
                         guard let op = logged(batchStamp) else { continue }
-                        for anchor in op.anchors where !roots.contains(where: { $0.isAncestorOrSelf(of: anchor) }) {
+                        for anchor in op.anchors where rootSet.position(holding: anchor) == nil {
                             added.append(regionRoot(for: anchor, after: stamp))
                         }
                     }
@@ -470,9 +470,11 @@ extension MergeEngine {
         // Paths already sorted, none holding the next, are the answer (as a merge's children are): in a
         // sorted list, a path that holds a later one holds the one right after it too.
         if zip(paths, paths.dropFirst()).allSatisfy({ $0 < $1 && !$0.isAncestorOrSelf(of: $1) }) { return paths }
+        // In sorted order a path's descendants follow it, before any other path: a path inside a kept
+        // one is inside the last one kept.
         let sorted = Set(paths).sorted()
         var result: [Path] = []
-        for path in sorted where !result.contains(where: { $0.isAncestorOrSelf(of: path) }) { result.append(path) }
+        for path in sorted where !(result.last?.isAncestorOrSelf(of: path) ?? false) { result.append(path) }
         return result
     }
 
@@ -518,15 +520,48 @@ extension MergeEngine {
 
     /// Keeps a snapshot of each region whose value replay knows, every few ops that touch it and after
     /// the last one, where the value is small enough to share cheaply. `touched` is the position of the
-    /// one region the op replayed last touches (nil when it touches several): a re-fold of many regions
-    /// then reads only that region's value, not every region's, every few ops.
-    func keepSnapshots(of regions: inout [Region], touched: Int?, after stamp: Stamp, last: Bool, in mini: Value) {
+    /// one region `op` (replayed last) touches, or nil when it touches several: those holding one of
+    /// its anchors, and those under an anchor that lies above regions. A re-fold of many regions thus
+    /// counts and reads only the regions an op touched, and after its last op only those an op touched
+    /// since their last snapshot (a region's start or its last snapshot holds the value of the others).
+    /// A re-fold of a few regions counts every op for each and looks at each after its last op.
+    func keepSnapshots(
+        of regions: inout [Region], touched: Int?, by op: Op, in roots: RootSet, last: Bool, mini: Value
+    ) {
         if !last, let touched {
             // One region: the others are not even looked at (a re-fold may hold hundreds).
-            keepSnapshot(of: &regions[touched], after: stamp, last: false, in: mini)
+            keepSnapshot(of: &regions[touched], after: op.stamp, last: false, in: mini)
             return
         }
-        for position in regions.indices { keepSnapshot(of: &regions[position], after: stamp, last: last, in: mini) }
+        if regions.count <= RootSet.linearMax {
+            // A few regions: looking at each costs less than finding those the op touched.
+            for position in regions.indices {
+                keepSnapshot(of: &regions[position], after: op.stamp, last: last, in: mini)
+            }
+            return
+        }
+        var positions: [Int] = []
+        if let touched {
+            positions = [touched]
+        } else {
+            _ = op.containsAnchor { head, tail in
+                if let position = roots.position(holdingJoined: head, tail) {
+                    positions.append(position)
+                } else {
+                    positions += roots.positions(under: Path(uncheckedKeys: head + tail))
+                }
+                return false
+            }
+        }
+        if positions.count > 1 { positions = Array(Set(positions)) }
+        guard last else {
+            for position in positions { keepSnapshot(of: &regions[position], after: op.stamp, last: false, in: mini) }
+            return
+        }
+        for position in positions where regions[position].ready { regions[position].sinceKept += 1 }
+        for position in regions.indices where regions[position].sinceKept > 0 {
+            keepSnapshot(of: &regions[position], after: op.stamp, last: true, counted: true, in: mini)
+        }
     }
 
     /// A snapshot shares the region's value, so the next writes there copy every object on their
@@ -537,9 +572,12 @@ extension MergeEngine {
     /// tree, whose top has a handful of children, used to copy its largest objects every 8 ops). The
     /// next look comes when the region as last counted would allow one, and after twice as many ops
     /// each time it is found too large.
-    private func keepSnapshot(of region: inout Region, after stamp: Stamp, last: Bool, in mini: Value) {
+    /// `counted`: the op was counted already (a last look at a region that op did not touch).
+    private func keepSnapshot(
+        of region: inout Region, after stamp: Stamp, last: Bool, counted: Bool = false, in mini: Value
+    ) {
         guard region.ready else { return }
-        region.sinceKept += 1
+        if !counted { region.sinceKept += 1 }
         guard region.sinceKept >= region.nextLook || last else { return }
         let value = mini.value(at: region.root)
         let perOp = CoreLimits.snapshotNodesPerOp

@@ -147,10 +147,16 @@ import Testing
             let value = Self.wide(nodes: size)
             let nodes = value.nodeCount
             let mini = Value.object(["r": value])
-            var regions = [MergeEngine.Region(root: Path(uncheckedKeys: ["r"]), start: nil, value: nil, ready: true)]
+            let root = Path(uncheckedKeys: ["r"])
+            var regions = [MergeEngine.Region(root: root, start: nil, value: nil, ready: true)]
+            let roots = RootSet([root, Path(uncheckedKeys: ["s"])])
             for time in 1...replayed {
+                let stamp = Stamp(time: UInt64(time), replica: replica)
+                let op = Op(
+                    stamp: stamp, sequence: UInt64(time), path: Path(uncheckedKeys: ["r", "p0"]), kind: .set(.int(1)))
+                // Every other op as if collected for several regions: its region is found from its anchor.
                 engine.keepSnapshots(
-                    of: &regions, touched: 0, after: Stamp(time: UInt64(time), replica: replica), last: false, in: mini)
+                    of: &regions, touched: time % 2 == 0 ? 0 : nil, by: op, in: roots, last: false, mini: mini)
             }
             let kept = regions[0].kept.count
             let affordable = replayed * CoreLimits.snapshotNodesPerOp / nodes
