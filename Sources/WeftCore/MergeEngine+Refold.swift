@@ -442,13 +442,16 @@ extension MergeEngine {
 
     /// Grows a set of region roots until every rejected batch that a change inside a region could revive
     /// (its failing part is inside), stamped at or after `stamp`, has all its anchors inside regions: it
-    /// is decided again as a whole.
+    /// is decided again as a whole. Each round looks only under the roots the last one added: a root
+    /// looked under before had the regions of its batches' anchors added then, and they stay inside the
+    /// roots.
     func closeRegions(_ initial: [Path], after stamp: Stamp) -> [Path] {
         var roots = minimalRoots(initial)
+        var unexplored = roots
         while roots.count <= CoreLimits.refoldRegionsMax {
             var added: [Path] = []
             let rootSet = RootSet(roots)
-            for root in roots {
+            for root in unexplored {
                 index.forEachFailing(at: root.keys[...]) { current in
                     for batchStamp in current.failingBatches where batchStamp >= stamp {
                         guard let op = logged(batchStamp) else { continue }
@@ -459,7 +462,9 @@ extension MergeEngine {
                 }
             }
             if added.isEmpty { return roots }
+            let explored = Set(roots)
             roots = minimalRoots(roots + added)
+            unexplored = roots.filter { !explored.contains($0) }
         }
         return [.root]
     }
