@@ -556,11 +556,9 @@ public final class MergeEngine {
             state.write(value, at: path)
             return
         }
-        var old = Value.null
-        let walked = state.update(at: path.keys[...]) { node in
-            old = node
-            node = value
-        }
+        var old = value
+        // The node's old value is swapped out, not copied and then overwritten.
+        let walked = state.update(at: path.keys[...]) { node in swap(&old, &node) }
         if walked {
             report.changes.append(Change(path: path, old: old, new: value, isOneRow: !value.isObject && !old.isObject))
             return

@@ -153,36 +153,41 @@ extension Value {
     /// A null write below a scalar, or below a missing node, changes nothing.
     @inlinable @discardableResult
     public mutating func write(_ newValue: Value, at keys: ArraySlice<Key>) -> Value {
-        guard let first = keys.first else {
-            let old = self
-            self = newValue
+        keys.withUnsafeBufferPointer { write(newValue, at: $0, from: 0) }
+    }
+
+    /// ``write(_:at:)-(_,ArraySlice<Key>)`` from `depth` on, with the keys borrowed and each object moved
+    /// out of `self` while it changes, as in ``update(at:from:_:)``.
+    @usableFromInline @discardableResult
+    mutating func write(_ newValue: Value, at keys: UnsafeBufferPointer<Key>, from depth: Int) -> Value {
+        guard depth < keys.count else {
+            var old = newValue
+            swap(&old, &self)
             return old
         }
-        if newValue.isNull {
-            guard case .object(var children) = self, let child = children[first] else { return .null }
-            self = .null
-            let old: Value
-            if keys.count == 1 {
-                old = child
-                children.removeValue(forKey: first)
-            } else {
-                var rest = child
-                children[first] = Value.null
-                old = rest.write(.null, at: keys.dropFirst())
-                if rest.isNull { children.removeValue(forKey: first) } else { children[first] = rest }
-            }
-            self = children.isEmpty ? .null : .object(children)
-            return old
+        guard case .object = self else {
+            // Nothing or a scalar here: a null write changes nothing, another replaces it with an object.
+            guard !newValue.isNull else { return .null }
+            var child = Value.null
+            child.write(newValue, at: keys, from: depth + 1)
+            self = .object([keys[depth]: child])
+            return .null
         }
-        var children: [Key: Value]
-        if case .object(let existing) = self {
-            children = existing
+        var taken = Value.null
+        swap(&taken, &self)
+        guard case .object(var children) = consume taken else { return .null }
+        let old: Value
+        if let index = children.index(forKey: keys[depth]) {
+            old = children.values[index].write(newValue, at: keys, from: depth + 1)
+            if children.values[index].isNull { children.remove(at: index) }
+        } else if newValue.isNull {
+            old = .null
         } else {
-            children = [:]
+            var child = Value.null
+            old = child.write(newValue, at: keys, from: depth + 1)
+            children[keys[depth]] = child
         }
-        self = .null
-        let old = children[first, default: .null].write(newValue, at: keys.dropFirst())
-        self = .object(children)
+        self = children.isEmpty ? .null : .object(children)
         return old
     }
 
@@ -194,26 +199,40 @@ extension Value {
     ///   is a scalar (a write there would replace the scalar: callers take the general road).
     @inlinable
     public mutating func update(at keys: ArraySlice<Key>, _ body: (inout Value) -> Void) -> Bool {
-        guard let first = keys.first else {
+        keys.withUnsafeBufferPointer { update(at: $0, from: 0, body) }
+    }
+
+    /// ``update(at:_:)`` from `depth` on. The keys are borrowed from the buffer, not copied (a key whose
+    /// text is on the heap would be a reference taken and dropped per level), and the object being
+    /// changed is moved out of `self` by a swap rather than copied out and cleared (a copy is one more
+    /// reference taken and dropped per level): on a tree as large as the benchmark's, a walk half as
+    /// expensive.
+    @usableFromInline
+    mutating func update(at keys: UnsafeBufferPointer<Key>, from depth: Int, _ body: (inout Value) -> Void) -> Bool {
+        guard depth < keys.count else {
             body(&self)
             return true
         }
-        var children: [Key: Value]
-        switch self {
-        case .object(let existing): children = existing
-        case .null: children = [:]
-        default: return false
+        guard case .object = self else {
+            guard isNull else { return false }
+            var child = Value.null
+            let updated = child.update(at: keys, from: depth + 1, body)
+            if !child.isNull { self = .object([keys[depth]: child]) }
+            return updated
         }
-        // Held by `children` alone while it changes, so the dictionary is not copied.
-        self = .null
+        // Held by `children` alone while it changes, so the dictionary is not copied. (A `switch` over
+        // the taken value binds a copy; the `guard` below moves it, and `self` is an object here.)
+        var taken = Value.null
+        swap(&taken, &self)
+        guard case .object(var children) = consume taken else { return false }
         let updated: Bool
-        if let index = children.index(forKey: first) {
-            updated = children.values[index].update(at: keys.dropFirst(), body)
+        if let index = children.index(forKey: keys[depth]) {
+            updated = children.values[index].update(at: keys, from: depth + 1, body)
             if children.values[index].isNull { children.remove(at: index) }
         } else {
             var child = Value.null
-            updated = child.update(at: keys.dropFirst(), body)
-            if !child.isNull { children[first] = child }
+            updated = child.update(at: keys, from: depth + 1, body)
+            if !child.isNull { children[keys[depth]] = child }
         }
         self = children.isEmpty ? .null : .object(children)
         return updated
