@@ -670,15 +670,19 @@ final class PathIndex {
     ) -> Node {
         // The trie owns its nodes and nothing is removed during the walk: the walk holds them
         // unretained, so that it takes and drops no reference per level.
+        // The keys are borrowed from the path's buffer: a copy of one whose text is on the heap (a push
+        // id) takes and drops a reference.
         var current = Unmanaged.passUnretained(root)
-        for key in keys {
-            current = current._withUnsafeGuaranteedRef { node in
-                if let ownMax = node.ownMax, ownMax > stamp { probe.laterAbove = true }
-                if node.mayBeScalar || node.callCount > 0 { probe.scalarAbove = true }
-                if let read, probe.covered, !node.ownSequencesCovered(by: read) { probe.covered = false }
-                node.trimSnapshots(from: stamp)
-                update(node, stamp: stamp, reads: reads, below: true, op: op)
-                return node.children.unretained(creating: key)
+        keys.withUnsafeBufferPointer { keys in
+            for depth in keys.indices {
+                current = current._withUnsafeGuaranteedRef { node in
+                    if let ownMax = node.ownMax, ownMax > stamp { probe.laterAbove = true }
+                    if node.mayBeScalar || node.callCount > 0 { probe.scalarAbove = true }
+                    if let read, probe.covered, !node.ownSequencesCovered(by: read) { probe.covered = false }
+                    node.trimSnapshots(from: stamp)
+                    update(node, stamp: stamp, reads: reads, below: true, op: op)
+                    return node.children.unretained(creating: keys[depth])
+                }
             }
         }
         return current._withUnsafeGuaranteedRef { node in

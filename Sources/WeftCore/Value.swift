@@ -53,9 +53,15 @@ public enum Value: Sendable, Hashable {
     /// The walk recurses on the nodes in place: a loop holding the current node in a variable takes
     /// and drops a reference per level.
     public func value(at keys: ArraySlice<Key>) -> Value {
-        guard let key = keys.first else { return self }
-        guard case .object(let children) = self, let index = children.index(forKey: key) else { return .null }
-        return children.values[index].value(at: keys.dropFirst())
+        keys.withUnsafeBufferPointer { value(at: $0, from: 0) }
+    }
+
+    /// ``value(at:)-(ArraySlice<Key>)`` from `depth` on, with the keys borrowed from the buffer (a copy of
+    /// a key whose text is on the heap takes and drops a reference).
+    private func value(at keys: UnsafeBufferPointer<Key>, from depth: Int) -> Value {
+        guard depth < keys.count else { return self }
+        guard case .object(let children) = self, let index = children.index(forKey: keys[depth]) else { return .null }
+        return children.values[index].value(at: keys, from: depth + 1)
     }
 
     /// True when a proper ancestor of the node at `keys` is a scalar (a write there would replace it).
@@ -63,15 +69,17 @@ public enum Value: Sendable, Hashable {
 
     /// The depth of the highest proper ancestor of the node at `keys` that is a scalar (0 for this value
     /// itself), or nil when there is none; in one walk that takes no reference.
-    public func scalarDepth(above keys: ArraySlice<Key>) -> Int? { scalarDepth(above: keys, from: 0) }
+    public func scalarDepth(above keys: ArraySlice<Key>) -> Int? {
+        keys.withUnsafeBufferPointer { scalarDepth(above: $0, from: 0) }
+    }
 
-    private func scalarDepth(above keys: ArraySlice<Key>, from depth: Int) -> Int? {
-        guard let key = keys.first else { return nil }
+    private func scalarDepth(above keys: UnsafeBufferPointer<Key>, from depth: Int) -> Int? {
+        guard depth < keys.count else { return nil }
         switch self {
         case .null: return nil
         case .object(let children):
-            guard let index = children.index(forKey: key) else { return nil }
-            return children.values[index].scalarDepth(above: keys.dropFirst(), from: depth + 1)
+            guard let index = children.index(forKey: keys[depth]) else { return nil }
+            return children.values[index].scalarDepth(above: keys, from: depth + 1)
         default: return depth
         }
     }
