@@ -560,7 +560,10 @@ public final class MergeEngine {
         // The node's old value is swapped out, not copied and then overwritten.
         let walked = state.update(at: path.keys[...]) { node in swap(&old, &node) }
         if walked {
-            report.changes.append(Change(path: path, old: old, new: value, isOneRow: !value.isObject && !old.isObject))
+            // The old value is moved into the report: a copy would take a reference on an object the
+            // walk never read, a wait on a cold line.
+            let isOneRow = !value.isObject && !old.isObject
+            report.changes.append(Change(path: path, old: consume old, new: value, isOneRow: isOneRow))
             return
         }
         let depth = state.scalarDepth(above: path.keys[...]) ?? path.depth
