@@ -793,8 +793,9 @@ struct OriginLog {
     /// The stamp of the op with this sequence, if known and not compacted (without copying the op).
     func stamp(at sequence: UInt64) -> Stamp? { slot(of: sequence).flatMap { slots[$0]?.stamp } }
 
-    /// True when the op with this sequence is held.
-    private func holds(_ sequence: UInt64) -> Bool { slot(of: sequence).map { slots[$0] != nil } ?? false }
+    /// True when the op with this sequence is held. (Comparing a slot with nil would copy the op, a
+    /// reference taken on its body; reading its stamp does not.)
+    private func holds(_ sequence: UInt64) -> Bool { slot(of: sequence).map { slots[$0]?.stamp != nil } ?? false }
 
     /// The op with this sequence, if known and not compacted.
     func op(at sequence: UInt64) -> Op? { slot(of: sequence).flatMap { slots[$0] } }
@@ -815,7 +816,7 @@ struct OriginLog {
         while low < high {
             let middle = (low + high) / 2
             var probe = middle
-            while probe < high, slots[probe] == nil { probe += 1 }
+            while probe < high, slots[probe]?.stamp == nil { probe += 1 }
             guard probe < high, let probeStamp = slots[probe]?.stamp else {
                 high = middle
                 continue
@@ -846,13 +847,15 @@ struct OriginLog {
     func fits(_ op: Op) -> Bool {
         guard op.sequence >= first else { return false }
         let offset = Int(op.sequence - first)
-        if offset < slots.count, let held = slots[offset] { return held.stamp == op.stamp }
+        // Only the neighbours' stamps are read: binding a neighbour would copy it, a reference taken on
+        // its body.
+        if offset < slots.count, let held = slots[offset]?.stamp { return held == op.stamp }
         var below = min(offset, slots.count) - 1
-        while below >= cleared, slots[below] == nil { below -= 1 }
-        if below >= cleared, let previous = slots[below], previous.stamp >= op.stamp { return false }
+        while below >= cleared, slots[below]?.stamp == nil { below -= 1 }
+        if below >= cleared, let previous = slots[below]?.stamp, previous >= op.stamp { return false }
         var above = offset + 1
-        while above < slots.count, slots[above] == nil { above += 1 }
-        if above < slots.count, let next = slots[above], next.stamp <= op.stamp { return false }
+        while above < slots.count, slots[above]?.stamp == nil { above += 1 }
+        if above < slots.count, let next = slots[above]?.stamp, next <= op.stamp { return false }
         return true
     }
 
@@ -872,7 +875,7 @@ struct OriginLog {
     mutating func remove(sequence: UInt64) {
         guard sequence >= first, sequence - first < UInt64(slots.count) else { return }
         slots[Int(sequence - first)] = nil
-        while cleared < slots.count, slots[cleared] == nil, first + UInt64(cleared) <= contiguous { cleared += 1 }
+        while cleared < slots.count, slots[cleared]?.stamp == nil, first + UInt64(cleared) <= contiguous { cleared += 1 }
         if cleared > 0, cleared >= slots.count / 2 {
             slots.removeFirst(cleared)
             first += UInt64(cleared)
