@@ -875,7 +875,9 @@ struct OriginLog {
     mutating func remove(sequence: UInt64) {
         guard sequence >= first, sequence - first < UInt64(slots.count) else { return }
         slots[Int(sequence - first)] = nil
-        while cleared < slots.count, slots[cleared]?.stamp == nil, first + UInt64(cleared) <= contiguous { cleared += 1 }
+        while cleared < slots.count, slots[cleared]?.stamp == nil, first + UInt64(cleared) <= contiguous {
+            cleared += 1
+        }
         if cleared > 0, cleared >= slots.count / 2 {
             slots.removeFirst(cleared)
             first += UInt64(cleared)
