@@ -136,7 +136,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WeftSimulationTests",
-            dependencies: ["WeftSimulation", "WeftCore"],
+            dependencies: ["WeftSimulation", "WeftCore", "weft-sim"],
             swiftSettings: strict
         ),
     ]

@@ -24,6 +24,7 @@ extension ScenarioOptions {
         if let sabotage { arguments += ["--sabotage", sabotage.rawValue] }
         if storage != defaults.storage { arguments += ["--storage", storage.rawValue] }
         if sqliteShare != defaults.sqliteShare { arguments += ["--sqlite-share", "\(sqliteShare)"] }
+        if lateJoinerShare != defaults.lateJoinerShare { arguments += ["--late-joiners", "\(lateJoinerShare)"] }
         return arguments
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 @testable import WeftSimulation
+@testable import weft_sim
 
 @Suite struct SimulationDeterminismTests {
     static let options: ScenarioOptions = {
@@ -68,5 +69,41 @@ import WeftCore
         #expect(parsed == options)
         #expect(throws: SimulationError.self) { try parsed.setFaults("earthquake") }
         #expect(throws: SimulationError.self) { try parsed.setReplicas("2-x") }
+    }
+
+    /// Each option set away from its default alone, then all of them at once: `weft-sim`'s own flags
+    /// must read the printed command back to the same options, or a failure's replay command would run
+    /// another scenario.
+    static let changedOptions: [ScenarioOptions] = {
+        let changes: [(inout ScenarioOptions) -> Void] = [
+            { $0.replicasMin = 4 },
+            { $0.replicasMax = 5 },
+            { $0.opCount = 1_500 },
+            { $0.topology = .mesh },
+            { $0.faults = [.crash, .clockJump] },
+            { $0.allFaults = true },
+            { $0.sabotage = .callsRunAtArrival },
+            { $0.storage = .simulatedDisk },
+            { $0.sqliteShare = 0.25 },
+            { $0.lateJoinerShare = 0.3 },
+        ]
+        var all = ScenarioOptions()
+        var variants: [ScenarioOptions] = []
+        for change in changes {
+            var one = ScenarioOptions()
+            change(&one)
+            variants.append(one)
+            change(&all)
+        }
+        return variants + [all]
+    }()
+
+    @Test(arguments: changedOptions)
+    func weftSimReadsTheReplayCommandBackToTheSameOptions(options: ScenarioOptions) throws {
+        #expect(options != ScenarioOptions())
+        let arguments = options.commandLineArguments
+        #expect(!arguments.isEmpty, "a changed option is missing from the replay command")
+        let parsed = try ScenarioFlags.parse(arguments).options()
+        #expect(parsed == options, "weft-sim run \(arguments.joined(separator: " "))")
     }
 }
