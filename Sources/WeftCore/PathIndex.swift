@@ -400,7 +400,7 @@ final class PathIndex {
 
     let root = Node(key: "")
     /// Ops recorded so far (the clock of ``Node/lastArrival``).
-    private(set) var arrivals: UInt64 = 0
+    @exclusivity(unchecked) private(set) var arrivals: UInt64 = 0
 
     /// Marks a re-fold of the region at `keys` from `stamp` on: snapshots there and above at or after
     /// `stamp` are dropped, and every snapshot below is stale.
