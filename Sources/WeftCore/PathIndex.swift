@@ -109,9 +109,12 @@ final class PathIndex {
     /// access to a summary overlaps another.
     final class Node {
         // Fields are laid out in declaration order: those every op reads or raises on each level it
-        // walks through come first, then those it raises at its anchor, so that a walk touches two or
-        // three cache lines per node, not five. Optional stamps are held in 16-byte slots (an optional
-        // stamp takes 24).
+        // walks through come first, then those it raises at its anchor, then those only transactions,
+        // re-folds and failing batches use, so that a walk touches two or three cache lines per node,
+        // not five, and the prefetcher's four lines hold every field an op changes at its anchor (the
+        // three from `ownNonIncrementMaxSlot` to `numberMagnitude` had sat at bytes 256 to 288, in a
+        // fifth line: a wait on each op).
+        // Optional stamps are held in 16-byte slots (an optional stamp takes 24).
 
         /// The key of this node under its parent (empty for the root): a lookup in the parent's table
         /// confirms it.
@@ -135,13 +138,22 @@ final class PathIndex {
         /// The arrival count of the latest op anchored here or re-folded from here: it may have changed
         /// the subtree below at any stamp, so snapshots below taken before it are stale.
         @exclusivity(unchecked) var lastArrival: UInt64 = 0
+        /// Ops anchored exactly here, ascending by stamp.
+        @exclusivity(unchecked) private(set) var own = AnchorList()
+        @exclusivity(unchecked) private var ownNonIncrementMaxSlot = StampSlot()
+        /// Sum of the magnitudes of integer increments anchored here: a bound on how far any prefix of
+        /// them can move the counter (used to prove that no prefix overflows).
+        @exclusivity(unchecked) var incrementMagnitude: UInt64 = 0
+        /// Sum of the magnitudes of the numbers ops anchored here write or start an increment from
+        /// (infinite once one is not a multiple of 2^-16, or a call is anchored here): while it is below
+        /// ``exactSumMax``, every number the node holds through these ops is a sum of some of them, which
+        /// doubles add exactly in any order.
+        @exclusivity(unchecked) var numberMagnitude: Double = 0
         /// Highest sequence per origin of the ops anchored here that left the own list (compacted,
         /// or recorded as touches only), and of every op anchored here once ``keepsOwnSequences``: a walk
         /// records an op at its anchor without it (the array of origins is a cache miss on a cold node),
         /// and the few own ops of such a node are read instead (``ownSequencesCovered(by:)``).
         @exclusivity(unchecked) var latestOwn = OriginSequences()
-        /// Ops anchored exactly here, ascending by stamp.
-        @exclusivity(unchecked) private(set) var own = AnchorList()
         @exclusivity(unchecked) private var subtreeTransactionMaxSlot = StampSlot()
         /// Highest sequence per origin of ops anchored here or below, kept only once ``tracksSubtree``:
         /// read ``subtreeSequences`` instead.
@@ -152,15 +164,6 @@ final class PathIndex {
         @exclusivity(unchecked) var snapshots: [(stamp: Stamp, value: Value)] = [] {
             didSet { lastSnapshotSlot = StampSlot(snapshots.last?.stamp) }
         }
-        @exclusivity(unchecked) private var ownNonIncrementMaxSlot = StampSlot()
-        /// Sum of the magnitudes of integer increments anchored here: a bound on how far any prefix of
-        /// them can move the counter (used to prove that no prefix overflows).
-        @exclusivity(unchecked) var incrementMagnitude: UInt64 = 0
-        /// Sum of the magnitudes of the numbers ops anchored here write or start an increment from
-        /// (infinite once one is not a multiple of 2^-16, or a call is anchored here): while it is below
-        /// ``exactSumMax``, every number the node holds through these ops is a sum of some of them, which
-        /// doubles add exactly in any order.
-        @exclusivity(unchecked) var numberMagnitude: Double = 0
         /// Batches with several anchors that are rejected because of their part at this node.
         fileprivate(set) var failingBatches: [Stamp] = []
         /// Number of ``failingBatches`` here and below: a re-fold looks for them only where there are.
