@@ -535,8 +535,12 @@ final class PathIndex {
         var laterAbove = false
         /// A proper ancestor of an anchor may hold a scalar, or has calls.
         var scalarAbove = false
+        /// The index node of the anchor, for single-anchor ops, held unretained (the trie owns its
+        /// nodes and never removes one): a reference taken and dropped per op is an atomic operation,
+        /// which waits for every load in flight.
+        var anchor: Unmanaged<Node>?
         /// The index node of the anchor, for single-anchor ops.
-        var node: Node?
+        var node: Node? { anchor?.takeUnretainedValue() }
         /// For a transaction: every op recorded before it on an ancestor-or-self of its path or below
         /// was seen by its origin (the transaction rule, for an index of older ops only).
         var covered = true
@@ -547,7 +551,9 @@ final class PathIndex {
 
     /// What the walk to one child of a merge said.
     struct Part {
-        var node: Node
+        /// The node, unretained (see ``Probe/anchor``).
+        var anchor: Unmanaged<Node>
+        var node: Node { anchor.takeUnretainedValue() }
         /// Some known op stamped later touches this child, an ancestor or a descendant of it.
         var conflicts: Bool
         var laterAbove: Bool
@@ -565,40 +571,42 @@ final class PathIndex {
         if case .transaction(let vector, _) = op.kind { read = vector }
         switch op.kind {
         case .set, .increment, .transaction, .call:
-            let node = record(op, at: op.path.keys, stamp: stamp, reads: read != nil, read: read, probe: &probe)
-            probe.node = node
-            // One switch that binds each payload once: every binding of a payload copies it.
-            switch op.kind {
-            case .set(let value), .transaction(_, let value):
-                markLeaves(of: value, from: node)
-                node.addWritten(value)
-                node.raiseNonIncrement(stamp)
-            case .increment(let by, let from):
-                node.mayBeScalar = true
-                node.addIncrement(by)
-                node.addWritten(by)
-                node.addWritten(from)
-            case .call:
-                node.mayBeScalar = true
-                node.callCount += 1
-                node.numberMagnitude = .infinity
-                node.raiseNonIncrement(stamp)
-            case .merge, .batch:
-                break
+            let anchor = record(op, at: op.path.keys, stamp: stamp, reads: read != nil, read: read, probe: &probe)
+            probe.anchor = anchor
+            anchor._withUnsafeGuaranteedRef { node in
+                // One switch that binds each payload once: every binding of a payload copies it.
+                switch op.kind {
+                case .set(let value), .transaction(_, let value):
+                    markLeaves(of: value, from: anchor)
+                    node.addWritten(value)
+                    node.raiseNonIncrement(stamp)
+                case .increment(let by, let from):
+                    node.mayBeScalar = true
+                    node.addIncrement(by)
+                    node.addWritten(by)
+                    node.addWritten(from)
+                case .call:
+                    node.mayBeScalar = true
+                    node.callCount += 1
+                    node.numberMagnitude = .infinity
+                    node.raiseNonIncrement(stamp)
+                case .merge, .batch:
+                    break
+                }
             }
         case .merge(let children):
-            var nodes: [(Node, Value)] = []
+            var nodes: [Unmanaged<Node>] = []
             nodes.reserveCapacity(children.count)
             if children.count > 1 { probe.parts.reserveCapacity(children.count) }
             for child in children {
                 let node = recordPart(
                     op, at: op.path.keys + child.relative.keys, listed: children.count > 1, probe: &probe)
-                nodes.append((node, child.value))
+                nodes.append(node)
             }
-            if children.count == 1 { probe.node = nodes[0].0 }
-            for (node, value) in nodes {
-                markLeaves(of: value, from: node)
-                node.addWritten(value)
+            if children.count == 1 { probe.anchor = nodes[0] }
+            for position in children.indices {
+                markLeaves(of: children[position].value, from: nodes[position])
+                nodes[position]._withUnsafeGuaranteedRef { $0.addWritten(children[position].value) }
             }
         case .batch(let writes):
             // Each anchor once (a batch may write one node in several parts), and for each part, in the
@@ -614,34 +622,36 @@ final class PathIndex {
                     anchors.append(keys)
                 }
             }
-            var nodes: [Node] = []
+            var nodes: [Unmanaged<Node>] = []
             nodes.reserveCapacity(anchors.count)
             if anchors.count > 1 { probe.parts.reserveCapacity(anchors.count) }
             for anchor in anchors {
                 nodes.append(recordPart(op, at: anchor, listed: anchors.count > 1, probe: &probe))
             }
-            if nodes.count == 1 { probe.node = nodes[0] }
+            if nodes.count == 1 { probe.anchor = nodes[0] }
             // Where the batch may put scalars, and the numbers it writes, marked from the nodes the walks
             // reached, part by part.
             var parts = partAnchors.makeIterator()
-            func nextNode() -> Node? { parts.next().map { nodes[$0] } }
+            func nextNode() -> Unmanaged<Node>? { parts.next().map { nodes[$0] } }
             for write in writes {
                 switch write {
                 case .set(_, let value):
                     guard let node = nextNode() else { continue }
                     markLeaves(of: value, from: node)
-                    node.addWritten(value)
+                    node._withUnsafeGuaranteedRef { $0.addWritten(value) }
                 case .merge(_, let children):
                     for child in children {
                         guard let node = nextNode() else { continue }
                         markLeaves(of: child.value, from: node)
-                        node.addWritten(child.value)
+                        node._withUnsafeGuaranteedRef { $0.addWritten(child.value) }
                     }
                 case .increment(_, let by, let from):
                     guard let node = nextNode() else { continue }
-                    node.mayBeScalar = true
-                    node.addWritten(by)
-                    node.addWritten(from)
+                    node._withUnsafeGuaranteedRef { node in
+                        node.mayBeScalar = true
+                        node.addWritten(by)
+                        node.addWritten(from)
+                    }
                 }
             }
         }
@@ -651,26 +661,27 @@ final class PathIndex {
 
     /// Records one anchor of a merge or a batch (a blind or whole write there, never an increment of its
     /// own kind), folding what its walk said into `probe`, and listing it in `probe.parts` when `listed`.
-    private func recordPart(_ op: Op, at keys: [Key], listed: Bool, probe: inout Probe) -> Node {
+    private func recordPart(_ op: Op, at keys: [Key], listed: Bool, probe: inout Probe) -> Unmanaged<Node> {
         var part = Probe()
         let node = record(op, at: keys, stamp: op.stamp, reads: false, read: nil, probe: &part)
-        node.raiseNonIncrement(op.stamp)
+        node._withUnsafeGuaranteedRef { $0.raiseNonIncrement(op.stamp) }
         probe.conflicts = probe.conflicts || part.conflicts
         probe.laterAbove = probe.laterAbove || part.laterAbove
         probe.scalarAbove = probe.scalarAbove || part.scalarAbove
         if listed {
             probe.parts.append(
                 Part(
-                    node: node, conflicts: part.conflicts || part.laterAbove, laterAbove: part.laterAbove,
+                    anchor: node, conflicts: part.conflicts || part.laterAbove, laterAbove: part.laterAbove,
                     scalarAbove: part.scalarAbove))
         }
         return node
     }
 
     /// Walks to `keys`, creating nodes, reading what older ops left before updating it with `op`.
+    /// - Returns: the node at `keys`, unretained.
     private func record(
         _ op: Op, at keys: [Key], stamp: Stamp, reads: Bool, read: VersionVector?, probe: inout Probe
-    ) -> Node {
+    ) -> Unmanaged<Node> {
         // The trie owns its nodes and nothing is removed during the walk: the walk holds them
         // unretained, so that it takes and drops no reference per level.
         // The keys are borrowed from the path's buffer: a copy of one whose text is on the heap (a push
@@ -688,15 +699,15 @@ final class PathIndex {
                 }
             }
         }
-        return current._withUnsafeGuaranteedRef { node in
+        current._withUnsafeGuaranteedRef { node in
             if let subtreeMax = node.subtreeMax, subtreeMax > stamp { probe.conflicts = true }
             if let read, probe.covered, !node.subtreeSequences.isCovered(by: read) { probe.covered = false }
             update(node, stamp: stamp, reads: reads, below: false, op: op)
             node.trimSnapshots(from: stamp)
             node.lastArrival = arrivals
             node.insertOwn(Anchored(stamp: stamp, sequence: op.sequence))
-            return node
         }
+        return current
     }
 
     private func update(_ node: Node, stamp: Stamp, reads: Bool, below: Bool, op: Op) {
@@ -707,14 +718,14 @@ final class PathIndex {
     }
 
     /// Marks the scalar leaves of a value written at `node`, walking down from it.
-    private func markLeaves(of value: Value, from node: Node) {
+    private func markLeaves(of value: Value, from node: Unmanaged<Node>) {
         switch value {
         case .null: return
         case .object(let children):
             for (key, child) in children where !child.isNull {
-                markLeaves(of: child, from: node.child(creating: key))
+                markLeaves(of: child, from: node._withUnsafeGuaranteedRef { $0.children.unretained(creating: key) })
             }
-        default: node.mayBeScalar = true
+        default: node._withUnsafeGuaranteedRef { $0.mayBeScalar = true }
         }
     }
 
