@@ -580,12 +580,10 @@ public final class MergeEngine {
     }
 
     func record(_ outcome: Outcome, of op: Op, report: inout ApplyReport) {
-        let previous = unusualOutcomes[op.stamp]
-        if outcome == .applied {
-            unusualOutcomes.removeValue(forKey: op.stamp)
-        } else {
-            unusualOutcomes[op.stamp] = outcome
-        }
+        // One lookup that reads the previous outcome as it replaces it.
+        let previous =
+            outcome == .applied
+            ? unusualOutcomes.removeValue(forKey: op.stamp) : unusualOutcomes.updateValue(outcome, forKey: op.stamp)
         if case .batch = op.kind, previous != outcome {
             // Index rejected batches by the node that failed them: only a change there can revive one.
             if case .rejected(let reason) = previous {
