@@ -232,9 +232,6 @@ final class PathIndex {
             return latestSubtree
         }
 
-        /// The child under `key`, made when missing.
-        func child(creating key: Key) -> Node { children.unretained(creating: key).takeUnretainedValue() }
-
         func raiseNonIncrement(_ stamp: Stamp) {
             if ownNonIncrementMax.map({ $0 < stamp }) ?? true { ownNonIncrementMax = stamp }
         }

@@ -89,3 +89,10 @@ import Testing
         #expect(index.arrivals == 20)
     }
 }
+
+extension PathIndex.Node {
+    /// The child under `key`, made when missing (the engine's walks hold children unretained instead).
+    fileprivate func child(creating key: Key) -> PathIndex.Node {
+        children.unretained(creating: key).takeUnretainedValue()
+    }
+}
