@@ -38,13 +38,13 @@ extension PathIndex {
         private func chunk(_ position: Int) -> [Anchored] { chunks.isEmpty ? flat : chunks[position] }
 
         /// Asks for the lines an append touches to be brought into the cache: the array's header (its
-        /// reference count, count and capacity, in the 32 bytes before the entries) and its last entry.
-        /// A short list only: a long one is a hot counter's. Mutating only so that callers reach the
-        /// list in place: reading a copy of it would take a reference to each of its arrays, each an
-        /// atomic wait on the cold line this asks for.
+        /// reference count, count and capacity, in the ``PathIndex/arrayHeaderBytes`` before the
+        /// entries) and its last entry. A short list only: a long one is a hot counter's. Mutating only
+        /// so that callers reach the list in place: reading a copy of it would take a reference to each
+        /// of its arrays, each an atomic wait on the cold line this asks for.
         @inline(__always) mutating func prefetchAppend() {
             guard let flatBase, count > 0 else { return }
-            weft_prefetch(flatBase - 32)
+            weft_prefetch(flatBase - PathIndex.arrayHeaderBytes)
             weft_prefetch(flatBase - 8)
             weft_prefetch(flatBase + MemoryLayout<Anchored>.stride * (count - 1))
         }

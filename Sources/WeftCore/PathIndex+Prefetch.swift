@@ -17,6 +17,10 @@ extension PathIndex {
     ///
     /// The walks hold nodes unretained: the index never removes a node. They never hold a slot: a
     /// table that grew since is read afresh.
+    /// Bytes of a Swift array's header (object header, count, capacity) before its first element:
+    /// where a prefetch asks for the header of an array known by its elements' address.
+    static let arrayHeaderBytes = 32
+
     struct Prefetcher {
         /// Walks in flight at most, and how many ops ahead of the op being applied walks start.
         static let lanesMax = 16
@@ -93,7 +97,7 @@ extension PathIndex {
                 // The body came: ask for the header and first keys of its path, without reading them.
                 if let base = ops[lane.position].path.keys._baseAddressIfContiguous {
                     let address = UnsafeRawPointer(base)
-                    weft_prefetch(address - 32)
+                    weft_prefetch(address - PathIndex.arrayHeaderBytes)
                     weft_prefetch(address + 32)
                 }
                 lane.keysAsked = true
