@@ -568,7 +568,7 @@ final class PathIndex {
         if case .transaction(let vector, _) = op.kind { read = vector }
         switch op.kind {
         case .set, .increment, .transaction, .call:
-            let anchor = record(op, at: op.path.keys, stamp: stamp, reads: read != nil, read: read, probe: &probe)
+            let anchor = record(op, at: op.path.keys, [], stamp: stamp, reads: read != nil, read: read, probe: &probe)
             probe.anchor = anchor
             anchor._withUnsafeGuaranteedRef { node in
                 // One switch that binds each payload once: every binding of a payload copies it.
@@ -597,7 +597,7 @@ final class PathIndex {
             if children.count > 1 { probe.parts.reserveCapacity(children.count) }
             for child in children {
                 let node = recordPart(
-                    op, at: op.path.keys + child.relative.keys, listed: children.count > 1, probe: &probe)
+                    op, at: op.path.keys, child.relative.keys, listed: children.count > 1, probe: &probe)
                 nodes.append(node)
             }
             if children.count == 1 { probe.anchor = nodes[0] }
@@ -623,7 +623,7 @@ final class PathIndex {
             nodes.reserveCapacity(anchors.count)
             if anchors.count > 1 { probe.parts.reserveCapacity(anchors.count) }
             for anchor in anchors {
-                nodes.append(recordPart(op, at: anchor, listed: anchors.count > 1, probe: &probe))
+                nodes.append(recordPart(op, at: anchor, [], listed: anchors.count > 1, probe: &probe))
             }
             if nodes.count == 1 { probe.anchor = nodes[0] }
             // Where the batch may put scalars, and the numbers it writes, marked from the nodes the walks
@@ -658,9 +658,11 @@ final class PathIndex {
 
     /// Records one anchor of a merge or a batch (a blind or whole write there, never an increment of its
     /// own kind), folding what its walk said into `probe`, and listing it in `probe.parts` when `listed`.
-    private func recordPart(_ op: Op, at keys: [Key], listed: Bool, probe: inout Probe) -> Unmanaged<Node> {
+    private func recordPart(_ op: Op, at head: [Key], _ tail: [Key], listed: Bool, probe: inout Probe)
+        -> Unmanaged<Node>
+    {
         var part = Probe()
-        let node = record(op, at: keys, stamp: op.stamp, reads: false, read: nil, probe: &part)
+        let node = record(op, at: head, tail, stamp: op.stamp, reads: false, read: nil, probe: &part)
         node._withUnsafeGuaranteedRef { $0.raiseNonIncrement(op.stamp) }
         probe.conflicts = probe.conflicts || part.conflicts
         probe.laterAbove = probe.laterAbove || part.laterAbove
@@ -674,27 +676,33 @@ final class PathIndex {
         return node
     }
 
-    /// Walks to `keys`, creating nodes, reading what older ops left before updating it with `op`.
-    /// - Returns: the node at `keys`, unretained.
+    /// Walks to the node whose keys are `head` then `tail` (a merge child's path, without joining the
+    /// two into a new array), creating nodes, reading what older ops left before updating it with `op`.
+    /// - Returns: the node reached, unretained.
     private func record(
-        _ op: Op, at keys: [Key], stamp: Stamp, reads: Bool, read: VersionVector?, probe: inout Probe
+        _ op: Op, at head: [Key], _ tail: [Key], stamp: Stamp, reads: Bool, read: VersionVector?,
+        probe: inout Probe
     ) -> Unmanaged<Node> {
         // The trie owns its nodes and nothing is removed during the walk: the walk holds them
         // unretained, so that it takes and drops no reference per level.
-        // The keys are borrowed from the path's buffer: a copy of one whose text is on the heap (a push
+        // The keys are borrowed from the paths' buffers: a copy of one whose text is on the heap (a push
         // id) takes and drops a reference.
         var current = Unmanaged.passUnretained(root)
-        keys.withUnsafeBufferPointer { keys in
-            for depth in keys.indices {
-                current = current._withUnsafeGuaranteedRef { node in
-                    if let ownMax = node.ownMax, ownMax > stamp { probe.laterAbove = true }
-                    if node.mayBeScalar || node.callCount > 0 { probe.scalarAbove = true }
-                    if let read, probe.covered, !node.ownSequencesCovered(by: read) { probe.covered = false }
-                    node.trimSnapshots(from: stamp)
-                    update(node, stamp: stamp, reads: reads, below: true, op: op)
-                    return node.children.unretained(creating: keys[depth])
-                }
+        @inline(__always) func pass(_ key: Key) {
+            current = current._withUnsafeGuaranteedRef { node in
+                if let ownMax = node.ownMax, ownMax > stamp { probe.laterAbove = true }
+                if node.mayBeScalar || node.callCount > 0 { probe.scalarAbove = true }
+                if let read, probe.covered, !node.ownSequencesCovered(by: read) { probe.covered = false }
+                node.trimSnapshots(from: stamp)
+                update(node, stamp: stamp, reads: reads, below: true, op: op)
+                return node.children.unretained(creating: key)
             }
+        }
+        head.withUnsafeBufferPointer { keys in
+            for depth in keys.indices { pass(keys[depth]) }
+        }
+        tail.withUnsafeBufferPointer { keys in
+            for depth in keys.indices { pass(keys[depth]) }
         }
         current._withUnsafeGuaranteedRef { node in
             if let subtreeMax = node.subtreeMax, subtreeMax > stamp { probe.conflicts = true }
