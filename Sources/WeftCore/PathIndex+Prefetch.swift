@@ -1,6 +1,10 @@
 import CPrefetch
 
 extension PathIndex {
+    /// Bytes of a Swift array's header (object header, count, capacity) before its first element:
+    /// where a prefetch asks for the header of an array known by its elements' address.
+    static let arrayHeaderBytes = 32
+
     /// Brings into the cache the index nodes that the next ops of a batch will walk, several walks in
     /// flight at once, a few ops ahead of the ops being applied.
     ///
@@ -17,10 +21,6 @@ extension PathIndex {
     ///
     /// The walks hold nodes unretained: the index never removes a node. They never hold a slot: a
     /// table that grew since is read afresh.
-    /// Bytes of a Swift array's header (object header, count, capacity) before its first element:
-    /// where a prefetch asks for the header of an array known by its elements' address.
-    static let arrayHeaderBytes = 32
-
     struct Prefetcher {
         /// Walks in flight at most, and how many ops ahead of the op being applied walks start.
         static let lanesMax = 16
