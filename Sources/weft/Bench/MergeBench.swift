@@ -75,13 +75,16 @@ enum MergeBench {
 
         progress.step("reference fold (baseline)")
         var foldDigest = StateDigest(of: .null)
+        let foldUsage = ProcessUsage.now
         let foldSeconds = measureSeconds {
             foldDigest = StateDigest(of: ReferenceFold.fold(ops, registry: Workload.registry).state)
         }
+        progress.step("reference fold: \(ProcessUsage.now.since(foldUsage).summary(wallSeconds: foldSeconds))")
 
         progress.step("merge engine, batches of \(options.batch)")
         let engine = MergeEngine(registry: Workload.registry, capturesChanges: true)
         var applied = 0
+        let engineUsage = ProcessUsage.now
         let engineSeconds = measureSeconds {
             var start = 0
             while start < ops.count {
@@ -94,6 +97,7 @@ enum MergeBench {
                 }
             }
         }
+        progress.step("merge engine: \(ProcessUsage.now.since(engineUsage).summary(wallSeconds: engineSeconds))")
         let matches = engine.digest == foldDigest
         progress.step("digest \(engine.digest) \(matches ? "equals" : "DIFFERS FROM") the reference fold's")
         let stats = engine.statistics
