@@ -103,7 +103,7 @@ struct ProcessUsage {
     /// "2.31 s wall: 2.24 s user, 0.07 s system, 46930 minor page faults".
     func summary(wallSeconds: Double) -> String {
         String(
-            format: "%.2f s wall: %.2f s user, %.2f s system, %d minor page faults", wallSeconds, userSeconds,
+            format: "%.2f s wall: %.2f s user, %.2f s system, %ld minor page faults", wallSeconds, userSeconds,
             systemSeconds, minorFaults)
     }
 }
