@@ -71,6 +71,15 @@ func measureSeconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
 
+/// Seconds taken by `body`, printed as a progress line with the CPU time and page faults the process
+/// spent meanwhile (``ProcessUsage``), under `phase`.
+func measureSeconds(_ phase: String, progress: BenchProgress, _ body: () throws -> Void) rethrows -> Double {
+    let usage = ProcessUsage.now
+    let seconds = try measureSeconds(body)
+    progress.step("\(phase): \(ProcessUsage.now.since(usage).summary(wallSeconds: seconds))")
+    return seconds
+}
+
 /// CPU time and minor page faults of this process so far. A benchmark prints the difference across a
 /// phase next to its wall time, so that a run slower than usual shows where the time went: to our code
 /// (user time), to the kernel (system time, mostly page faults), or to neither (the host lent the core

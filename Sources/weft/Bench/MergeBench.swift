@@ -75,17 +75,14 @@ enum MergeBench {
 
         progress.step("reference fold (baseline)")
         var foldDigest = StateDigest(of: .null)
-        let foldUsage = ProcessUsage.now
-        let foldSeconds = measureSeconds {
+        let foldSeconds = measureSeconds("reference fold", progress: progress) {
             foldDigest = StateDigest(of: ReferenceFold.fold(ops, registry: Workload.registry).state)
         }
-        progress.step("reference fold: \(ProcessUsage.now.since(foldUsage).summary(wallSeconds: foldSeconds))")
 
         progress.step("merge engine, batches of \(options.batch)")
         let engine = MergeEngine(registry: Workload.registry, capturesChanges: true)
         var applied = 0
-        let engineUsage = ProcessUsage.now
-        let engineSeconds = measureSeconds {
+        let engineSeconds = measureSeconds("merge engine", progress: progress) {
             var start = 0
             while start < ops.count {
                 let end = min(start + options.batch, ops.count)
@@ -97,7 +94,6 @@ enum MergeBench {
                 }
             }
         }
-        progress.step("merge engine: \(ProcessUsage.now.since(engineUsage).summary(wallSeconds: engineSeconds))")
         let matches = engine.digest == foldDigest
         progress.step("digest \(engine.digest) \(matches ? "equals" : "DIFFERS FROM") the reference fold's")
         let stats = engine.statistics
