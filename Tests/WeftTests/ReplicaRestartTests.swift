@@ -106,6 +106,9 @@ import WeftStore
             }
             try fixture.replica.submit(path: Sample.path("/g/g\(group)"), kind: .merge(children))
         }
+        // Our own ops are listed once durable: without the flush, the group commit may not have made
+        // any durable yet, and the list is empty.
+        try await fixture.replica.flush()
         let state = fixture.replica.snapshot()
         // Compacted, the file holds the tree and no log: the load reads the tree, in slices.
         fixture.replica.markStable(
