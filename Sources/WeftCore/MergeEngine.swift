@@ -98,12 +98,8 @@ public final class MergeEngine {
         self.capturesChanges = capturesChanges
         self.origins = baseVector.entries.mapValues { OriginLog(contiguous: $0) }
         precondition(baseVector.entries.isEmpty || frontier != nil, "a base vector comes with a frontier")
-        for touch in touches {
-            // The live index keeps the touches of compacted ops too (its summaries only grow), so the
-            // in-order road's transaction rule sees them as well.
-            compactedTouches.insertTouch(at: touch.path.keys, origin: touch.origin, sequence: touch.sequence)
-            index.insertTouch(at: touch.path.keys, origin: touch.origin, sequence: touch.sequence)
-        }
+        // The live index does not take them: the in-order road asks this index too (``compactedCover(_:)``).
+        compactedTouches.insertTouches(touches)
     }
 
     /// The value at `path`, or null.
@@ -423,8 +419,9 @@ public final class MergeEngine {
         loggedCount += 1
         if !probe.conflicts {
             // In order for its subtree: every op touching it is older, so the index answered the
-            // transaction rule on the way in.
-            applyInOrder(op, covered: probe.covered, anchorCount: probe.parts.count, report: &report)
+            // transaction rule on the way in, and the compacted touches answer it for the base.
+            applyInOrder(
+                op, covered: probe.covered && compactedCover(op), anchorCount: probe.parts.count, report: &report)
             return
         }
         if case .merge(let children) = op.kind, !probe.parts.isEmpty {
@@ -456,6 +453,14 @@ public final class MergeEngine {
             return
         }
         addPending(op, anchors: op.anchors, to: &pending)
+    }
+
+    /// The transaction rule against the ops folded into the base, for a transaction in order: the live
+    /// index holds the ops still logged and those this engine compacted itself, not the touches a
+    /// reopened or installed engine starts from (a million paths would double its nodes).
+    @inline(__always) func compactedCover(_ op: Op) -> Bool {
+        guard frontier != nil, case .transaction(let read, _) = op.kind else { return true }
+        return compactedTouches.isCovered(path: op.path, by: read)
     }
 
     /// The in-order road: the op applies to the state directly.

@@ -772,17 +772,45 @@ final class PathIndex {
 
     /// Records that `origin` touched the node at `keys` up to `sequence`.
     func insertTouch(at keys: [Key], origin: ReplicaID, sequence: UInt64) {
-        // Unretained, as in `record`: the trie owns its nodes and the walk removes none.
-        var current = Unmanaged.passUnretained(root)
-        for key in keys {
-            current = current._withUnsafeGuaranteedRef { node in
-                node.raiseSubtree(origin: origin, sequence: sequence)
-                return node.children.unretained(creating: key)
+        var trail = TouchTrail(root: root)
+        trail.insert(at: keys, origin: origin, sequence: sequence)
+    }
+
+    /// Records each touch (``insertTouch(at:origin:sequence:)``), in one walk that leaves the nodes of a
+    /// touch's path only where the next one's path parts from it: a store reads its touches in path
+    /// order, and a million of them share their leading keys.
+    func insertTouches(_ touches: [CompactedTouch]) {
+        var trail = TouchTrail(root: root)
+        for touch in touches { trail.insert(at: touch.path.keys, origin: touch.origin, sequence: touch.sequence) }
+    }
+
+    /// The nodes of the last path a touch was recorded at, root first, held unretained (as in `record`:
+    /// the trie owns its nodes and removes none while touches are recorded).
+    private struct TouchTrail {
+        private var nodes: [Unmanaged<Node>]
+        private var keys: [Key] = []
+
+        init(root: Node) { nodes = [Unmanaged.passUnretained(root)] }
+
+        /// Records that `origin` touched the node at `path` up to `sequence`: every node on the way
+        /// raises its subtree's sequences, and the node itself its own.
+        mutating func insert(at path: [Key], origin: ReplicaID, sequence: UInt64) {
+            var shared = 0
+            while shared < path.count, shared < keys.count, path[shared] == keys[shared] { shared += 1 }
+            nodes.removeLast(nodes.count - 1 - shared)
+            for depth in path.indices {
+                let current = nodes[depth]
+                let child = current._withUnsafeGuaranteedRef { node in
+                    node.raiseSubtree(origin: origin, sequence: sequence)
+                    return depth >= shared ? node.children.unretained(creating: path[depth]) : nil
+                }
+                if let child { nodes.append(child) }
             }
-        }
-        current._withUnsafeGuaranteedRef { node in
-            node.raiseSubtree(origin: origin, sequence: sequence)
-            node.latestOwn.raise(origin: origin, sequence: sequence)
+            nodes[path.count]._withUnsafeGuaranteedRef { node in
+                node.raiseSubtree(origin: origin, sequence: sequence)
+                node.latestOwn.raise(origin: origin, sequence: sequence)
+            }
+            keys = path
         }
     }
 

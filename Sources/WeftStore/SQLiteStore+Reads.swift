@@ -162,23 +162,19 @@ extension SQLiteStore {
         try withDatabase("reading the touches of compacted ops") { db in
             let select = try SQLiteStatement(db, SQLiteSchema.selectTouches)
             var result: [CompactedTouch] = []
+            // Rows come in key order, so each path shares its leading keys with the one before.
+            var reader = StoredPathReader()
             try select.forEachRow {
-                let text = select.text(0)
-                guard let origin = ReplicaID(rawValue: select.uint64(1)) else {
-                    throw StoreError.corrupt(path: path, reason: "a compacted touch at \(text) has replica id 0")
+                guard let touchPath = select.withText(0, { reader.path($0) }) else {
+                    throw StoreError.corrupt(
+                        path: path, reason: "a compacted touch has a damaged path: \(select.text(0).debugDescription)")
                 }
-                let touchPath: Path
-                do {
-                    touchPath = try Path(text)
-                    guard touchPath.description == text else {
-                        throw CoreError.invalidPath(path: text, reason: "not canonical")
-                    }
-                } catch {
-                    throw StoreError.corrupt(path: path, reason: "a compacted touch has a damaged path: \(error)")
+                guard let origin = ReplicaID(rawValue: select.uint64(1)) else {
+                    throw StoreError.corrupt(path: path, reason: "a compacted touch at \(touchPath) has replica id 0")
                 }
                 let sequence = select.uint64(2)
                 guard sequence >= 1 else {
-                    throw StoreError.corrupt(path: path, reason: "a compacted touch at \(text) has sequence 0")
+                    throw StoreError.corrupt(path: path, reason: "a compacted touch at \(touchPath) has sequence 0")
                 }
                 result.append(CompactedTouch(path: touchPath, origin: origin, sequence: sequence))
             }

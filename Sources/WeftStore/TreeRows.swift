@@ -159,9 +159,8 @@ struct TreeBuilder {
 
     /// The valid key at `range` of `text`.
     private func key(_ text: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) throws -> Key {
-        guard let key = String(validating: UnsafeBufferPointer(rebasing: text[range]), as: UTF8.self), Key.isValid(key)
-        else { throw misplaced(text) }
-        return Key(unchecked: key)
+        guard let key = StoredPathReader.key(text, range) else { throw misplaced(text) }
+        return key
     }
 
     private mutating func closeObject() {
