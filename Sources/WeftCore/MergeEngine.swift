@@ -53,8 +53,12 @@ public final class MergeEngine {
     /// Increments that met a null node (they used their `from`).
     @exclusivity(unchecked) var incrementsFromNull: Set<Stamp> = []
     let index = PathIndex()
-    /// Which origins touched which paths through ops already folded into the base.
-    let compactedTouches = PathIndex()
+    /// Which origins touched which paths through ops already folded into the base, with the touches
+    /// the engine started from recorded on first use (``compactedTouches``).
+    private let compactedIndex = PathIndex()
+    /// Touches the engine started from and has not recorded yet: a reopened replica of a million
+    /// compacted paths would build a million nodes before its first read, and only transactions ask.
+    private var unrecordedTouches: [CompactedTouch]
     /// Every known op above the frontier, logged or waiting, by origin and sequence: the log itself.
     @exclusivity(unchecked) var origins: [ReplicaID: OriginLog] = [:]
     /// The ops the last ``compact(upTo:)`` folded: their touches are gathered only when a store asks
@@ -99,7 +103,16 @@ public final class MergeEngine {
         self.origins = baseVector.entries.mapValues { OriginLog(contiguous: $0) }
         precondition(baseVector.entries.isEmpty || frontier != nil, "a base vector comes with a frontier")
         // The live index does not take them: the in-order road asks this index too (``compactedCover(_:)``).
-        compactedTouches.insertTouches(touches)
+        unrecordedTouches = touches
+    }
+
+    /// Which origins touched which paths through ops already folded into the base.
+    var compactedTouches: PathIndex {
+        if !unrecordedTouches.isEmpty {
+            compactedIndex.insertTouches(unrecordedTouches)
+            unrecordedTouches = []
+        }
+        return compactedIndex
     }
 
     /// The value at `path`, or null.

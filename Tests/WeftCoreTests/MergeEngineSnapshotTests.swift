@@ -100,6 +100,21 @@ final class SharedTotal: @unchecked Sendable {
             baseVector: VersionVector(vector), compactedTouches: touches)
     }
 
+    /// The touches an engine starts from are recorded when first asked for (a transaction, or a store
+    /// that wants them back), and are then exactly the ones it was given.
+    @Test func theTouchesAnEngineStartsFromComeBackWhole() throws {
+        let first = MergeEngine(registry: Workload.registry)
+        var workload = Workload(seed: 24, replicas: 4)
+        let ops = (0..<400).map { _ in workload.next() }.sorted { $0.stamp < $1.stamp }
+        first.apply(ops)
+        first.compact(upTo: ops[299].stamp)
+        let touches = first.allCompactedTouches().sortedForStore()
+        #expect(!touches.isEmpty)
+        let second = Self.reopened(from: first, folded: Array(ops[..<300]), touches: first.lastCompactionTouches)
+        #expect(second.allCompactedTouches().sortedForStore() == touches)
+        #expect(first.lastCompactionTouches.sortedForStore() == touches)
+    }
+
     @Test func aReopenedEngineDecidesTransactionsAsTheFoldDoes() async {
         await propertyCheck(count: 150, input: Gen.int(in: 0...Int(Int32.max))) { seed in
             var rng = SeededGenerator(seed: UInt64(seed) ^ 0x0BE7)
