@@ -44,6 +44,9 @@ public enum CoreLimits {
     /// Most writes a late batch of blind writes may hold for the engine to take them one by one (their
     /// nodes are checked pairwise for overlap).
     public static let blindBatchWritesMax = 16
+    /// Touches of compacted ops below a transaction's node that the transaction rule reads one by one
+    /// from the sorted list a reopened engine started from, before it records them all in a trie.
+    public static let compactedTouchScanMax = 4_096
     /// Snapshots kept per region.
     public static let snapshotsPerNodeMax = 48
     /// Nodes a region may hold for a re-fold to keep snapshots of it every ``snapshotSpacing`` ops.

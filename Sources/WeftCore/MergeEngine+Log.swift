@@ -74,7 +74,7 @@ extension MergeEngine {
             loggedCount -= 1
             unusualOutcomes.removeValue(forKey: op.stamp)
             incrementsFromNull.remove(op.stamp)
-            compactedTouches.insertTouches(of: op)
+            compactedIndex.insertTouches(of: op)
             origins[op.origin]?.remove(sequence: op.sequence)
         }
         index.removeCompacted(folded, upTo: newFrontier)
@@ -122,5 +122,39 @@ extension Array where Element == CompactedTouch {
     /// origin.
     public func sortedForStore() -> [CompactedTouch] {
         sorted { ($0.path, $0.origin) < ($1.path, $1.origin) }
+    }
+
+    /// True when `read` holds every touch at an ancestor-or-self of `path` or below it, in a list
+    /// sorted by path (where a path's descendants follow it); nil when more than `scanMax` lie below it.
+    func cover(_ path: Path, by read: VersionVector, scanMax: Int) -> Bool? {
+        let covered = { (touch: CompactedTouch) in read[touch.origin] >= touch.sequence }
+        for depth in 0..<path.keys.count {
+            let ancestor = Path(uncheckedKeys: [Key](path.keys[..<depth]))
+            var position = firstPosition(notBefore: ancestor)
+            while position < count, self[position].path == ancestor {
+                if !covered(self[position]) { return false }
+                position += 1
+            }
+        }
+        var position = firstPosition(notBefore: path)
+        var scanned = 0
+        while position < count, path.isAncestorOrSelf(of: self[position].path) {
+            scanned += 1
+            if scanned > scanMax { return nil }
+            if !covered(self[position]) { return false }
+            position += 1
+        }
+        return true
+    }
+
+    /// The position of the first touch whose path is not before `path`.
+    private func firstPosition(notBefore path: Path) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if self[middle].path < path { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 }

@@ -295,7 +295,7 @@ extension MergeEngine {
     /// The transaction rule from scratch: every op stamped before the transaction that touches an
     /// ancestor-or-self of its path or anything below it (compacted ones included) was seen by its origin.
     func transactionValidAgainstLog(_ op: Op, read: VersionVector) -> Bool {
-        guard compactedTouches.isCovered(path: op.path, by: read) else { return false }
+        guard compactedTouchesCover(op.path, by: read) else { return false }
         if let valid = transactionValidAgainstUnseen(op, read: read) { return valid }
         func seen(_ anchored: PathIndex.Anchored) -> Bool {
             guard anchored.stamp < op.stamp, let other = logged(anchored) else { return true }

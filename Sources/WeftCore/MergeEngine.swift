@@ -55,10 +55,11 @@ public final class MergeEngine {
     let index = PathIndex()
     /// Which origins touched which paths through ops already folded into the base, with the touches
     /// the engine started from recorded on first use (``compactedTouches``).
-    private let compactedIndex = PathIndex()
-    /// Touches the engine started from and has not recorded yet: a reopened replica of a million
-    /// compacted paths would build a million nodes before its first read, and only transactions ask.
-    private var unrecordedTouches: [CompactedTouch]
+    let compactedIndex = PathIndex()
+    /// Touches the engine started from and has not recorded yet, sorted by path: a reopened replica of
+    /// a million compacted paths would build a million nodes before its load ends, while a transaction
+    /// reads only the few on its path and below it (``compactedTouchesCover(_:by:)``).
+    private(set) var unrecordedTouches: [CompactedTouch]
     /// Every known op above the frontier, logged or waiting, by origin and sequence: the log itself.
     @exclusivity(unchecked) var origins: [ReplicaID: OriginLog] = [:]
     /// The ops the last ``compact(upTo:)`` folded: their touches are gathered only when a store asks
@@ -102,17 +103,31 @@ public final class MergeEngine {
         self.capturesChanges = capturesChanges
         self.origins = baseVector.entries.mapValues { OriginLog(contiguous: $0) }
         precondition(baseVector.entries.isEmpty || frontier != nil, "a base vector comes with a frontier")
-        // The live index does not take them: the in-order road asks this index too (``compactedCover(_:)``).
-        unrecordedTouches = touches
+        // The live index does not take them: the in-order road asks them too (``compactedCover(_:)``).
+        let sorted = touches.indices.dropFirst().allSatisfy { !(touches[$0].path < touches[$0 - 1].path) }
+        unrecordedTouches = sorted ? touches : touches.sortedForStore()
     }
 
-    /// Which origins touched which paths through ops already folded into the base.
+    /// Which origins touched which paths through ops already folded into the base, every touch recorded.
     var compactedTouches: PathIndex {
         if !unrecordedTouches.isEmpty {
             compactedIndex.insertTouches(unrecordedTouches)
             unrecordedTouches = []
         }
         return compactedIndex
+    }
+
+    /// True when `read` holds every touch of the ops folded into the base at an ancestor-or-self of
+    /// `path` or below it: the transaction rule for compacted ops. The touches the engine started from
+    /// are read where they lie in their sorted list; when too many lie below `path`, they are all
+    /// recorded in the trie first.
+    func compactedTouchesCover(_ path: Path, by read: VersionVector) -> Bool {
+        if !unrecordedTouches.isEmpty {
+            guard let covered = unrecordedTouches.cover(path, by: read, scanMax: CoreLimits.compactedTouchScanMax)
+            else { return compactedTouches.isCovered(path: path, by: read) }
+            if !covered { return false }
+        }
+        return compactedIndex.isCovered(path: path, by: read)
     }
 
     /// The value at `path`, or null.
@@ -473,7 +488,7 @@ public final class MergeEngine {
     /// reopened or installed engine starts from (a million paths would double its nodes).
     @inline(__always) func compactedCover(_ op: Op) -> Bool {
         guard frontier != nil, case .transaction(let read, _) = op.kind else { return true }
-        return compactedTouches.isCovered(path: op.path, by: read)
+        return compactedTouchesCover(op.path, by: read)
     }
 
     /// The in-order road: the op applies to the state directly.
