@@ -772,8 +772,28 @@ final class PathIndex {
 
     /// Records that `origin` touched the node at `keys` up to `sequence`.
     func insertTouch(at keys: [Key], origin: ReplicaID, sequence: UInt64) {
-        var trail = TouchTrail(root: root)
-        trail.insert(at: keys, origin: origin, sequence: sequence)
+        // Unretained, as in `record`: the trie owns its nodes and the walk removes none.
+        var current = Unmanaged.passUnretained(root)
+        for key in keys { current = Self.pass(current, creating: key, origin: origin, sequence: sequence) }
+        Self.touch(current, origin: origin, sequence: sequence)
+    }
+
+    /// One level of a touch's walk: `node` raises its subtree's sequences, and its child at `key` is next.
+    @inline(__always) private static func pass(
+        _ node: Unmanaged<Node>, creating key: Key, origin: ReplicaID, sequence: UInt64
+    ) -> Unmanaged<Node> {
+        node._withUnsafeGuaranteedRef { node in
+            node.raiseSubtree(origin: origin, sequence: sequence)
+            return node.children.unretained(creating: key)
+        }
+    }
+
+    /// The end of a touch's walk: the node touched raises its subtree's sequences and its own.
+    @inline(__always) private static func touch(_ node: Unmanaged<Node>, origin: ReplicaID, sequence: UInt64) {
+        node._withUnsafeGuaranteedRef { node in
+            node.raiseSubtree(origin: origin, sequence: sequence)
+            node.latestOwn.raise(origin: origin, sequence: sequence)
+        }
     }
 
     /// Records each touch (``insertTouch(at:origin:sequence:)``), in one walk that leaves the nodes of a
@@ -792,24 +812,19 @@ final class PathIndex {
 
         init(root: Node) { nodes = [Unmanaged.passUnretained(root)] }
 
-        /// Records that `origin` touched the node at `path` up to `sequence`: every node on the way
-        /// raises its subtree's sequences, and the node itself its own.
+        /// Records that `origin` touched the node at `path` up to `sequence`, as
+        /// ``PathIndex/insertTouch(at:origin:sequence:)`` does, with the nodes the last path shares.
         mutating func insert(at path: [Key], origin: ReplicaID, sequence: UInt64) {
             var shared = 0
             while shared < path.count, shared < keys.count, path[shared] == keys[shared] { shared += 1 }
             nodes.removeLast(nodes.count - 1 - shared)
-            for depth in path.indices {
-                let current = nodes[depth]
-                let child = current._withUnsafeGuaranteedRef { node in
-                    node.raiseSubtree(origin: origin, sequence: sequence)
-                    return depth >= shared ? node.children.unretained(creating: path[depth]) : nil
-                }
-                if let child { nodes.append(child) }
+            for depth in 0..<shared {
+                nodes[depth]._withUnsafeGuaranteedRef { $0.raiseSubtree(origin: origin, sequence: sequence) }
             }
-            nodes[path.count]._withUnsafeGuaranteedRef { node in
-                node.raiseSubtree(origin: origin, sequence: sequence)
-                node.latestOwn.raise(origin: origin, sequence: sequence)
+            for depth in shared..<path.count {
+                nodes.append(PathIndex.pass(nodes[depth], creating: path[depth], origin: origin, sequence: sequence))
             }
+            PathIndex.touch(nodes[path.count], origin: origin, sequence: sequence)
             keys = path
         }
     }
