@@ -79,6 +79,30 @@ import WeftCore
         #expect(try store.compactedTouches() == [Self.touch("/a", 4, 2)])
     }
 
+    /// A touch row whose path is not a canonical path (written around the store) makes the read fail
+    /// with `corrupt`, naming the text, whatever the rows before it shared with it.
+    @Test(arguments: ["/a//b", "/a/", "a/b", "/a/../b", "/a.b"])
+    func aDamagedTouchPathIsReportedAsCorrupt(text: String) throws {
+        let fixture = try StoreFixture(.sqlite)
+        let ops = (1...3 as ClosedRange<UInt64>).map { Sample.setOp(origin: 4, sequence: $0, millis: 100 * $0) }
+        try fixture.store.commit(Sample.batch(ops))
+        try fixture.store.commit(Self.compaction(of: ops, through: 1, touches: [Self.touch("/a", 4, 1)]))
+        try fixture.store.close()
+        let queue = try DatabaseQueue(path: fixture.databasePath)
+        try queue.write { db in
+            try db.execute(
+                sql: "INSERT INTO compacted_touch (path, origin, sequence) VALUES (?, 4, 2)", arguments: [text])
+        }
+        try queue.close()
+        try fixture.reopen()
+        let error = #expect(throws: StoreError.self) { try fixture.store.compactedTouches() }
+        guard case .corrupt(_, let reason) = error else {
+            Issue.record("expected corrupt, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains(text.debugDescription), "\(reason)")
+    }
+
     @Test func aRefusedCompactionStoresNoTouch() throws {
         let store = MemoryStore(replica: Sample.replica(1), durability: .full, bytesMax: 4_096)
         var batch = StoreBatch()
