@@ -55,7 +55,10 @@ extension MergeEngine {
     /// Every touch of the ops folded into the base (those the engine was opened with and those of
     /// each compaction since), one per path and origin at its highest sequence: what a snapshot of
     /// the base carries for the transaction rule.
-    public func allCompactedTouches() -> [CompactedTouch] { compactedTouches.touches() }
+    public func allCompactedTouches() -> [CompactedTouch] {
+        // Those it started from, when it compacted nothing since: the list as it came, no trie built.
+        compactedIndex.isEmpty ? unrecordedTouches : compactedTouches.touches()
+    }
 
     /// Folds every op stamped at or below `frontier` into the base and drops it from the log.
     ///

@@ -353,6 +353,9 @@ final class PathIndex {
         private var firstSequence: UInt64 = 0
         private var rest: [OriginSequence] = []
 
+        /// No origin was raised.
+        var isEmpty: Bool { firstOrigin == 0 }
+
         private var first: OriginSequence? {
             firstOrigin == 0
                 ? nil : OriginSequence(origin: ReplicaID(nonZero: firstOrigin), sequence: firstSequence)
@@ -399,6 +402,8 @@ final class PathIndex {
     }
 
     let root = Node(key: "")
+    /// Nothing was recorded.
+    var isEmpty: Bool { root.children.values.isEmpty && root.latestOwn.isEmpty && root.own.isEmpty }
     /// Ops recorded so far (the clock of ``Node/lastArrival``).
     @exclusivity(unchecked) private(set) var arrivals: UInt64 = 0
 

@@ -100,8 +100,8 @@ final class SharedTotal: @unchecked Sendable {
             baseVector: VersionVector(vector), compactedTouches: touches)
     }
 
-    /// The touches an engine starts from are recorded when first asked for (a transaction, or a store
-    /// that wants them back), and are then exactly the ones it was given.
+    /// The touches an engine starts from come back exactly as given, without a trie built for them
+    /// when the engine compacted nothing since.
     @Test func theTouchesAnEngineStartsFromComeBackWhole() throws {
         let first = MergeEngine(registry: Workload.registry)
         var workload = Workload(seed: 24, replicas: 4)
@@ -112,6 +112,7 @@ final class SharedTotal: @unchecked Sendable {
         #expect(!touches.isEmpty)
         let second = Self.reopened(from: first, folded: Array(ops[..<300]), touches: first.lastCompactionTouches)
         #expect(second.allCompactedTouches().sortedForStore() == touches)
+        #expect(second.unrecordedTouches.count == touches.count, "handing them back builds no trie")
         #expect(first.lastCompactionTouches.sortedForStore() == touches)
     }
 
