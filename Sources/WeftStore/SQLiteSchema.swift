@@ -174,5 +174,5 @@ enum SQLiteSchema {
                 ELSE sequence
             END
         """
-    static let selectTouches = "SELECT path, origin, sequence FROM compacted_touch"
+    static let selectTouches = "SELECT path, origin, sequence FROM compacted_touch ORDER BY path, origin"
 }

@@ -162,7 +162,8 @@ extension SQLiteStore {
         try withDatabase("reading the touches of compacted ops") { db in
             let select = try SQLiteStatement(db, SQLiteSchema.selectTouches)
             var result: [CompactedTouch] = []
-            // Rows come in key order, so each path shares its leading keys with the one before.
+            // Rows come in key order (the table's own, so the order costs no sort), and each path shares
+            // its leading keys with the one before: the reader takes them from it.
             var reader = StoredPathReader()
             try select.forEachRow {
                 guard let touchPath = select.withText(0, { reader.path($0) }) else {
