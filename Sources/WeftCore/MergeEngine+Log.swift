@@ -57,7 +57,7 @@ extension MergeEngine {
     /// the base carries for the transaction rule.
     public func allCompactedTouches() -> [CompactedTouch] {
         // Those it started from, when it compacted nothing since: the list as it came, no trie built.
-        compactedIndex.isEmpty ? unrecordedTouches : compactedTouches.touches()
+        compactedIndex.isEmpty ? unrecordedTouches : recordedCompactedIndex().touches()
     }
 
     /// Folds every op stamped at or below `frontier` into the base and drops it from the log.

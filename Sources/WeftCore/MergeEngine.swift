@@ -54,7 +54,7 @@ public final class MergeEngine {
     @exclusivity(unchecked) var incrementsFromNull: Set<Stamp> = []
     let index = PathIndex()
     /// Which origins touched which paths through ops already folded into the base, with the touches
-    /// the engine started from recorded on first use (``compactedTouches``).
+    /// the engine started from recorded on first use (``recordedCompactedIndex()``).
     let compactedIndex = PathIndex()
     /// Touches the engine started from and has not recorded yet, sorted by path: a reopened replica of
     /// a million compacted paths would build a million nodes before its load ends, while a transaction
@@ -108,8 +108,9 @@ public final class MergeEngine {
         unrecordedTouches = sorted ? touches : touches.sortedForStore()
     }
 
-    /// Which origins touched which paths through ops already folded into the base, every touch recorded.
-    var compactedTouches: PathIndex {
+    /// Records the touches the engine started from, if it has not yet, and returns the trie of every
+    /// touch of the ops folded into the base.
+    func recordedCompactedIndex() -> PathIndex {
         if !unrecordedTouches.isEmpty {
             compactedIndex.insertTouches(unrecordedTouches)
             unrecordedTouches = []
@@ -124,7 +125,7 @@ public final class MergeEngine {
     func compactedTouchesCover(_ path: Path, by read: VersionVector) -> Bool {
         if !unrecordedTouches.isEmpty {
             guard let covered = unrecordedTouches.cover(path, by: read, scanMax: CoreLimits.compactedTouchScanMax)
-            else { return compactedTouches.isCovered(path: path, by: read) }
+            else { return recordedCompactedIndex().isCovered(path: path, by: read) }
             if !covered { return false }
         }
         return compactedIndex.isCovered(path: path, by: read)

@@ -29,7 +29,8 @@ struct StoredPathReader {
         var keys = Array(lastPath.keys[..<shared])
         lastEnds.removeLast(lastEnds.count - shared)
         var start = (lastEnds.last ?? 0) + 1
-        if !(text.count == 1 && shared == 0) {
+        // `/` alone is the root (no key can end before the second byte, so none is shared).
+        if text.count > 1 {
             while start <= text.count {
                 var end = start
                 while end < text.count, text[end] != Self.slash { end += 1 }
