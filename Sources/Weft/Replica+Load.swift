@@ -34,6 +34,16 @@ extension Replica {
                 registry: functions.registry, base: read.base, frontier: read.frontier, baseVector: read.baseVector,
                 compactedTouches: read.compactedTouches, capturesChanges: false)
             engine.apply(read.ops)
+            // This replica's own ops are written in sequence and committed in order, so the log holds
+            // them without a gap. One missing or damaged there would leave every new write short of
+            // durable for ever: the durable frontier cannot pass the gap.
+            let ownThrough = engine.versionVector[replicaID]
+            if read.ownSequenceMax > ownThrough {
+                throw StoreError.corrupt(
+                    path: path ?? "the store",
+                    reason: "its log holds this replica's ops up to \(read.ownSequenceMax), but op \(ownThrough + 1) "
+                        + "is missing or damaged")
+            }
             engine.capturesChanges = true
             install(engine, loaded: read, registrationsKnown: functions.known)
         } catch {

@@ -108,6 +108,9 @@ enum FileStat {
         return Int(info.st_size)
     }
 
+    /// True when this process may write the file at `path` (false on a read-only file system).
+    static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
+
     /// The system's message for an `errno` value.
     static func message(_ code: Int32) -> String { String(cString: strerror(code)) }
 }

@@ -111,15 +111,15 @@ enum SQLiteSchema {
     /// Reads every row (the key is not the stamp); compaction is rare and folds most of the log anyway.
     static let deleteOpsThrough = "DELETE FROM op WHERE stamp <= ?"
     static let selectOpsByOrigin = """
-        SELECT stamp, status, body FROM op WHERE origin = ? AND sequence > ? ORDER BY sequence LIMIT ?
+        SELECT stamp, status, body, origin, sequence FROM op WHERE origin = ? AND sequence > ? ORDER BY sequence LIMIT ?
         """
     static let selectOpsAfterPosition = """
-        SELECT stamp, status, body FROM op WHERE (origin, sequence) > (?, ?) ORDER BY origin, sequence LIMIT ?
+        SELECT stamp, status, body, origin, sequence FROM op WHERE (origin, sequence) > (?, ?) ORDER BY origin, sequence LIMIT ?
         """
-    static let selectOpsFirst = "SELECT stamp, status, body FROM op ORDER BY origin, sequence LIMIT ?"
-    static let selectAllOps = "SELECT stamp, status, body FROM op"
+    static let selectOpsFirst = "SELECT stamp, status, body, origin, sequence FROM op ORDER BY origin, sequence LIMIT ?"
+    static let selectAllOps = "SELECT stamp, status, body, origin, sequence FROM op"
     /// Reads the origin's rows: the stamp is not a key.
-    static let selectOp = "SELECT stamp, status, body FROM op WHERE origin = ? AND stamp = ?"
+    static let selectOp = "SELECT stamp, status, body, origin, sequence FROM op WHERE origin = ? AND stamp = ?"
     static let selectOwnSequences = "SELECT sequence, stamp, status FROM op WHERE origin = ? AND status IS NOT NULL"
     static let countOps = "SELECT count(*) FROM op"
 

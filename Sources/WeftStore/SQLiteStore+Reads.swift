@@ -51,7 +51,7 @@ extension SQLiteStore {
         try withDatabase("counting ops") { db in Int(try SQLiteStatement(db, SQLiteSchema.countOps).scalarInt()) }
     }
 
-    /// Decodes the rows (stamp, status, body) of a query. Call inside ``withDatabase(_:_:)``.
+    /// Decodes the rows (stamp, status, body, origin, sequence) of a query. Call inside ``withDatabase(_:_:)``.
     private func storedOps(_ select: SQLiteStatement) throws -> [StoredOp] {
         let marks = cachedMarks
         let local = cachedIdentity.replica
@@ -68,6 +68,15 @@ extension SQLiteStore {
             }
             guard op.stamp == stamp else {
                 throw StoreError.corruptOp(stamp: stamp, reason: "its body holds op \(op.stamp.text)")
+            }
+            // The row's key places the op in its origin's sequence; a body that says otherwise would leave
+            // a gap there (and a second op at another place), which no later op could fill.
+            let (origin, sequence) = (select.uint64(3), select.uint64(4))
+            guard op.origin.rawValue == origin, op.sequence == sequence else {
+                throw StoreError.corruptOp(
+                    stamp: stamp,
+                    reason: "its body says op \(op.sequence) of replica \(op.origin), but it is filed as op "
+                        + "\(sequence) of replica \(ReplicaID(rawValue: origin)?.description ?? "0")")
             }
             var recorded: OpStatus?
             if !select.isNull(1) {

@@ -88,6 +88,14 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try queue.inDatabase { db in
             // SQLite falls back to read-only when the file cannot be written; a store must write.
             if sqlite3_db_readonly(db.sqliteConnection, "main") == 1 {
+                // It also does so for a file whose header asks for a newer file format than it writes:
+                // when the file itself can be written, the header is what is wrong.
+                guard !FileStat.isWritable(path) else {
+                    throw StoreError.corrupt(
+                        path: path,
+                        reason: "its header asks for read-only access (its file format bytes are damaged, "
+                            + "or from a newer SQLite)")
+                }
                 throw StoreError.readOnlyLocation(path: path, reason: "the database file cannot be written")
             }
             if try checkFormat(db, path: path) == .empty {

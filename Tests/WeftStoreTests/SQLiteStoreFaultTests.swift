@@ -134,6 +134,21 @@ import WeftCore
         }
     }
 
+    @Test func anOpFiledUnderAnotherSequenceIsCorrupt() throws {
+        // A damaged key would leave a gap in its origin's sequence, which no later op could fill.
+        let fixture = try StoreFixture(.sqlite)
+        let ops = (1...3 as ClosedRange<UInt64>).map { Sample.setOp(origin: 9, sequence: $0, millis: $0) }
+        try fixture.store.commit(Sample.batch(ops))
+        try damage(fixture, "UPDATE op SET sequence = 7 WHERE sequence = 2")
+        let origin = ops[1].origin
+        let reason = "its body says op 2 of replica \(origin), but it is filed as op 7 of replica \(origin)"
+        #expect(throws: StoreError.corruptOp(stamp: ops[1].stamp, reason: reason)) { try fixture.store.allOps() }
+        #expect(throws: StoreError.corruptOp(stamp: ops[1].stamp, reason: reason)) {
+            try fixture.store.op(ops[1].stamp)
+        }
+        #expect(try fixture.store.ops(from: origin, after: 0, limit: 1).map(\.op) == [ops[0]])
+    }
+
     @Test func treeRowsThatCannotFormATreeAreReportedAsCorrupt() throws {
         let fixture = try StoreFixture(.sqlite)
         try fixture.store.commit(Sample.treeBatch([("/a", .int(1)), ("/b", .int(2))]))

@@ -37,6 +37,27 @@ import WeftStore
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
 
+    @Test func aHeaderThatAsksForReadOnlyAccessIsReportedAsDamagedNotAsAReadOnlyLocation() async throws {
+        // SQLite opens a file read-only when the header's write version is above what it writes; the
+        // location can be written, so the error must not send the user to check permissions.
+        let directory = try TemporaryDirectory.make()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("weft.sqlite").path
+        let replica = try Replica.open(at: path)
+        try await #require(replica.root / "a").set(1)
+        await replica.shutdown()
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try handle.seek(toOffset: 18)
+        try handle.write(contentsOf: Data([3]))
+        try handle.close()
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+
+        let error = openError(path)
+        #expect(error?.code == .storage)
+        #expect(error?.message.hasPrefix("\(path) is corrupt: its header asks for read-only access") == true)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+
     @Test func aDatabaseFromANewerWeftIsRefused() async throws {
         let directory = try TemporaryDirectory.make()
         defer { try? FileManager.default.removeItem(at: directory) }
