@@ -88,10 +88,12 @@ extension Replica {
         return report
     }
 
-    /// Refuses ops stamped too far in the future and ops that claim the place of another op of their
-    /// origin (two replicas sharing an id), before anything is applied. Call with `condition` held.
+    /// Refuses ops stamped too far in the future, ops that claim the place of another op of their
+    /// origin (two replicas sharing an id), and ops of this replica's own that would leave a gap in its
+    /// sequence, before anything is applied. Call with `condition` held.
     private func check(_ ops: [Op], engine: MergeEngine) throws {
         guard !ops.isEmpty else { return }
+        try checkOwnSequence(ops, engine: engine)
         let wall = options.wallClockMillis()
         for op in ops {
             do {
@@ -105,6 +107,26 @@ extension Replica {
                     "op \(op.sequence) of replica \(op.origin) arrived with stamp \(op.stamp.text), but this replica "
                         + "holds it with stamp \(placed.text); two replicas share the id \(op.origin)")
             }
+        }
+    }
+
+    /// Our own ops come back from peers only after a crash lost them here, and a peer sends an origin's
+    /// ops in sequence from what we hold. One above a gap would stay there: the durable frontier could
+    /// not pass the gap, so every later write of ours would wait for ever to become durable and never
+    /// leave this replica. Call with `condition` held.
+    private func checkOwnSequence(_ ops: [Op], engine: MergeEngine) throws {
+        let own = ops.filter { $0.origin == replicaID }.map(\.sequence)
+        guard !own.isEmpty else { return }
+        var through = engine.versionVector[replicaID]
+        for sequence in own.sorted() {
+            guard sequence <= through + 1 else {
+                let missing = sequence == through + 2 ? "op \(through + 1)" : "ops \(through + 1)–\(sequence - 1)"
+                throw WeftError(
+                    .sync,
+                    "a peer sent op \(sequence) of this replica (\(replicaID)), but its own ops end at \(through): "
+                        + "\(missing) would be missing for ever; the peer's log is broken or forged")
+            }
+            through = max(through, sequence)
         }
     }
 

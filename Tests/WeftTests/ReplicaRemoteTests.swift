@@ -208,6 +208,42 @@ import WeftStore
     }
 
     @Test(arguments: ReplicaKind.allCases)
+    func anOpOfOurOwnAboveAGapIsRefusedAndOurWritesStayDurable(kind: ReplicaKind) async throws {
+        // Taken, it left a gap in our own sequence for ever: every later write of ours stayed pending
+        // (the durable frontier cannot pass a gap) and never left the replica. Weft's sessions refuse
+        // gaps before this; an app's own transport calls `applyRemote` directly.
+        let fixture = try ReplicaFixture(kind)
+        let replica = fixture.replica
+        for value in 1...3 { try replica.submit(path: Sample.path("/a"), kind: .set(.int(Int64(value)))) }
+        try await replica.flush()
+        let id = replica.replicaID
+        let now = fixture.clock.now
+        let beyond = Op(
+            stamp: Stamp(millis: now + 10, counter: 0, replica: id), sequence: 6, path: Sample.path("/b"),
+            kind: .set(.int(9)))
+        let next = Op(
+            stamp: Stamp(millis: now + 5, counter: 0, replica: id), sequence: 4, path: Sample.path("/c"),
+            kind: .set(.int(4)))
+        let error = #expect(throws: WeftError.self) { try replica.applyRemote([beyond, next]) }
+        #expect(error?.code == .sync)
+        #expect(
+            error?.message
+                == "a peer sent op 6 of this replica (\(id)), but its own ops end at 4: op 5 would be missing for ever; "
+                + "the peer's log is broken or forged")
+        #expect(replica.value(at: Sample.path("/b")) == .null)
+        #expect(replica.value(at: Sample.path("/c")) == .null, "nothing of a refused batch is applied")
+
+        // Our own op 4 coming back in sequence (a crash lost it here) is taken, and so are our writes.
+        try replica.applyRemote([next])
+        fixture.clock.advance(by: 20)
+        let write = try replica.submit(path: Sample.path("/d"), kind: .set(.int(5)))
+        try await replica.flush()
+        #expect(write.status == .durable)
+        #expect(replica.durableVersionVector[id] == 5)
+        await fixture.finish()
+    }
+
+    @Test(arguments: ReplicaKind.allCases)
     func aCallWaitsForItsFunctionAndAppliesOnceRegistered(kind: ReplicaKind) async throws {
         let fixture = try ReplicaFixture(kind)
         let replica = fixture.replica
