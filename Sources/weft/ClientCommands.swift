@@ -256,8 +256,9 @@ struct IncrementCommand: AsyncParsableCommand {
     func run() async throws {
         await runClient(options) { client in
             let path = try ClientInput.path(path)
-            try await client.request(.increment(path, by: try ClientInput.number(by), from: .int(0)))
-            ClientInput.printJSON(try await client.request(.get(path)))
+            // The reply is the value just after the increment applied, before any other write.
+            ClientInput.printJSON(
+                try await client.request(.increment(path, by: try ClientInput.number(by), from: .int(0))))
         }
     }
 }

@@ -25,8 +25,8 @@ import WeftSync
             try await client.request(.set(try Path("/users/ada"), .object(["name": .string("Ada")])))
             try await client.request(
                 .merge(try Path("/users/ada"), [MergeChild(relative: try Path("born"), value: .int(1815))]))
-            try await client.request(.increment(try Path("/visits"), by: .int(5), from: .int(0)))
-            try await client.request(.increment(try Path("/visits"), by: .int(2), from: .int(0)))
+            #expect(try await client.request(.increment(try Path("/visits"), by: .int(5), from: .int(0))) == .int(5))
+            #expect(try await client.request(.increment(try Path("/visits"), by: .int(2), from: .int(0))) == .int(7))
             let key = try await client.request(.push(try Path("/log"), .string("first")))
             guard case .string(let pushKey) = key else { throw WaitTimeout(what: "a push key", milliseconds: 0) }
             #expect(pushKey.count == PushID.length)

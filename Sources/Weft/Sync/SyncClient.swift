@@ -259,7 +259,11 @@ public final class SyncClient: @unchecked Sendable {
                     continuation?.resume(returning: .success(value))
                 case .failed(let error):
                     eventHandlers[reply.id] = nil
-                    continuation?.resume(returning: .failure(Self.publicError(error)))
+                    // A reply is the daemon's answer to this request, not an error of the session: it
+                    // reads "requestFailed: …", which the command line maps to its own exit code.
+                    var refusal = error
+                    refusal.raisedByPeer = false
+                    continuation?.resume(returning: .failure(Self.publicError(refusal)))
                 }
             case .deliverEvent(let event):
                 eventHandlers[event.watchID]?(event)

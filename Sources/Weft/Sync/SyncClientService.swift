@@ -44,8 +44,13 @@ final class _SyncClientService: @unchecked Sendable {
                 let (key, _) = try backend.submitPush(parent: path, value: value, at: .now)
                 return .ok(.string(key))
             case .increment(let path, let step, let from):
-                _ = try backend.submit(path: path, kind: .increment(by: step, from: from), at: .now)
-                return .ok(.null)
+                // A local op is decided as it applies: an increment of a string or past the largest
+                // double is rejected now, and the client must hear it, not read the unchanged value.
+                let receipt = try backend.submit(path: path, kind: .increment(by: step, from: from), at: .now)
+                if case .rejected(let rejection) = receipt.status {
+                    return .failed(SyncError(.requestFailed, "rejected: \(rejection)"))
+                }
+                return .ok(backend.value(at: path))
             case .watch(let path):
                 let count = watches[channel]?.count ?? 0
                 guard count < SyncLimits.clientWatchesMax else {
