@@ -145,6 +145,21 @@ enum ClientInput {
         }
     }
 
+    /// The children of a merge: a JSON object whose names are relative paths, checked as the daemon
+    /// checks them (no two overlapping), so that a bad merge is a usage error here and not a request
+    /// the daemon closes the session over.
+    static func mergeChildren(_ text: String) throws -> [MergeChild] {
+        var children: [MergeChild] = []
+        for (name, value) in try members(text) {
+            children.append(MergeChild(relative: try path(name), value: value))
+        }
+        do {
+            return try MergeChild.validated(children)
+        } catch {
+            throw ClientFailure(code: .usage, "invalid merge \(text): \(error)")
+        }
+    }
+
     /// The members of a JSON object, names as written (a merge reads them as relative paths).
     static func members(_ text: String) throws -> [(name: String, value: Value)] {
         do {
@@ -221,11 +236,7 @@ struct MergeCommand: AsyncParsableCommand {
 
     func run() async throws {
         await runClient(options) { client in
-            var merged: [MergeChild] = []
-            for (name, value) in try ClientInput.members(json) {
-                merged.append(MergeChild(relative: try ClientInput.path(name), value: value))
-            }
-            try await client.request(.merge(try ClientInput.path(path), merged))
+            try await client.request(.merge(try ClientInput.path(path), try ClientInput.mergeChildren(json)))
             ClientInput.printJSON(.object(["ok": .bool(true)]))
         }
     }

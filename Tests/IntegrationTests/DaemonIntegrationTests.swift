@@ -35,6 +35,11 @@ import Testing
         #expect(try Self.client(hub, name: "hub", ["merge", "/users/ada", #"{"born":1815}"#]).status == 0)
         #expect(try Self.client(hub, name: "hub", ["incr", "/visits", "5"]).stdout == "5")
         #expect(try Self.client(hub, name: "hub", ["incr", "/visits"]).stdout == "6")
+        // Overlapping merge children are a usage error, found before the request leaves (the daemon
+        // closed the session over it, and the command exited 3 as if it were unreachable).
+        let overlap = try Self.client(hub, name: "hub", ["merge", "/users", #"{"ada":1,"ada/born":2}"#])
+        #expect(overlap.status == 2)
+        #expect(overlap.stderr.contains("merge paths /ada and /ada/born overlap"))
         // An increment the daemon rejects fails: it printed the unchanged value and exited 0 before.
         let rejected = try Self.client(hub, name: "hub", ["incr", "/users/ada/name"])
         #expect(rejected.status == 1)
