@@ -137,18 +137,33 @@ enum ClientInput {
         }
     }
 
-    static func json(_ text: String) throws -> Value {
+    static func json(_ argument: String) throws -> Value {
+        let text = try jsonText(argument)
         do {
             return try Value(json: text)
         } catch {
-            throw ClientFailure(code: .usage, "invalid JSON \(text): \(error)")
+            throw ClientFailure(code: .usage, "invalid JSON \(shown(text)): \(error)")
         }
     }
+
+    /// A JSON argument's text: the argument itself, or all of standard input when it is `-` (a value
+    /// too large for a command line: the system caps one argument at 128 KiB).
+    static func jsonText(_ argument: String) throws -> String {
+        guard argument == "-" else { return argument }
+        guard let text = String(validating: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) else {
+            throw ClientFailure(code: .usage, "standard input is not UTF-8 text")
+        }
+        return text
+    }
+
+    /// `text` for an error message: at most 80 characters of it.
+    static func shown(_ text: String) -> String { text.count <= 80 ? text : text.prefix(80) + "…" }
 
     /// The children of a merge: a JSON object whose names are relative paths, checked as the daemon
     /// checks them (no two overlapping), so that a bad merge is a usage error here and not a request
     /// the daemon closes the session over.
-    static func mergeChildren(_ text: String) throws -> [MergeChild] {
+    static func mergeChildren(_ argument: String) throws -> [MergeChild] {
+        let text = try jsonText(argument)
         var children: [MergeChild] = []
         for (name, value) in try members(text) {
             children.append(MergeChild(relative: try path(name), value: value))
@@ -156,7 +171,7 @@ enum ClientInput {
         do {
             return try MergeChild.validated(children)
         } catch {
-            throw ClientFailure(code: .usage, "invalid merge \(text): \(error)")
+            throw ClientFailure(code: .usage, "invalid merge \(shown(text)): \(error)")
         }
     }
 
@@ -165,7 +180,8 @@ enum ClientInput {
         do {
             return try Value.jsonMembers(text)
         } catch {
-            throw ClientFailure(code: .usage, "merge takes a JSON object of children; \(text) is not one: \(error)")
+            throw ClientFailure(
+                code: .usage, "merge takes a JSON object of children; \(shown(text)) is not one: \(error)")
         }
     }
 
@@ -216,7 +232,7 @@ struct SetCommand: AsyncParsableCommand {
         commandName: "set", abstract: "Replace the value at a path (null deletes it).")
     @OptionGroup var options: ClientOptions
     @Argument(help: "The path.") var path: String
-    @Argument(help: "The new value, as JSON.") var json: String
+    @Argument(help: "The new value, as JSON (- reads it from standard input).") var json: String
 
     func run() async throws {
         await runClient(options) { client in
@@ -231,8 +247,9 @@ struct MergeCommand: AsyncParsableCommand {
         commandName: "merge", abstract: "Set the listed children of a path, keeping the others.")
     @OptionGroup var options: ClientOptions
     @Argument(help: "The path.") var path: String
-    @Argument(help: "A JSON object of children (names may be relative paths such as \"a/b\"; null deletes).") var json:
-        String
+    @Argument(
+        help: "A JSON object of children (names may be relative paths such as \"a/b\"; null deletes; - reads stdin).")
+    var json: String
 
     func run() async throws {
         await runClient(options) { client in
@@ -247,7 +264,7 @@ struct PushCommand: AsyncParsableCommand {
         commandName: "push", abstract: "Add a child under a new, chronologically sorted push id; prints the key.")
     @OptionGroup var options: ClientOptions
     @Argument(help: "The parent path.") var path: String
-    @Argument(help: "The child's value, as JSON.") var json: String
+    @Argument(help: "The child's value, as JSON (- reads it from standard input).") var json: String
 
     func run() async throws {
         await runClient(options) { client in

@@ -13,13 +13,14 @@ import Testing
         return try scratch.write("tokens", lines.joined(separator: "\n") + "\n")
     }
 
-    static func client(_ daemon: Daemon, name: String, _ arguments: [String], token: String = clientToken) throws
-        -> (status: Int32, stdout: String, stderr: String)
-    {
+    static func client(
+        _ daemon: Daemon, name: String, _ arguments: [String], token: String = clientToken, input: Data = Data()
+    ) throws -> (status: Int32, stdout: String, stderr: String) {
         let command = arguments[0]
         let rest = Array(arguments.dropFirst())
         return try WeftBinary.run(
-            [command, "--server", "127.0.0.1:\(daemon.port)", "--server-name", name] + rest, token: token)
+            [command, "--server", "127.0.0.1:\(daemon.port)", "--server-name", name] + rest, token: token,
+            input: input)
     }
 
     @Test func aHubServesClientsEveryCommandWithJSONOutAndExitCodes() throws {
@@ -35,6 +36,14 @@ import Testing
         #expect(try Self.client(hub, name: "hub", ["merge", "/users/ada", #"{"born":1815}"#]).status == 0)
         #expect(try Self.client(hub, name: "hub", ["incr", "/visits", "5"]).stdout == "5")
         #expect(try Self.client(hub, name: "hub", ["incr", "/visits"]).stdout == "6")
+        // A value too large for a command line (the system caps one argument at 128 KiB) comes on stdin.
+        let large = String(repeating: "x", count: 300_000)
+        #expect(
+            try Self.client(hub, name: "hub", ["set", "/large", "-"], input: Data("\"\(large)\"".utf8)).status == 0)
+        #expect(try Self.client(hub, name: "hub", ["get", "/large"]).stdout == "\"\(large)\"")
+        let members = Data(#"{"x":1,"y/z":2}"#.utf8)
+        #expect(try Self.client(hub, name: "hub", ["merge", "/stdin", "-"], input: members).status == 0)
+        #expect(try Self.client(hub, name: "hub", ["get", "/stdin"]).stdout == #"{"x":1,"y":{"z":2}}"#)
         // Overlapping merge children are a usage error, found before the request leaves (the daemon
         // closed the session over it, and the command exited 3 as if it were unreachable).
         let overlap = try Self.client(hub, name: "hub", ["merge", "/users", #"{"ada":1,"ada/born":2}"#])

@@ -22,8 +22,10 @@ enum WeftBinary {
         throw Failure(description: "no weft executable next to \(directory.path); build it or set WEFT_BINARY")
     }
 
-    /// Runs a client command to completion, at most `seconds`.
-    static func run(_ arguments: [String], token: String, seconds: Double = 20) throws -> (
+    /// Runs a client command to completion, at most `seconds`, with `input` on its standard input.
+    /// Its output goes to files, not pipes: a pipe read only after the exit would stall a command
+    /// that prints more than the pipe holds.
+    static func run(_ arguments: [String], token: String, input: Data = Data(), seconds: Double = 20) throws -> (
         status: Int32, stdout: String, stderr: String
     ) {
         let process = Process()
@@ -32,10 +34,14 @@ enum WeftBinary {
         var environment = ProcessInfo.processInfo.environment
         environment["WEFT_TOKEN"] = token
         process.environment = environment
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("weft-run-\(UUID().uuidString)")
+        let files = ["in", "out", "err"].map { base.appendingPathExtension($0) }
+        defer { for file in files { try? FileManager.default.removeItem(at: file) } }
+        try input.write(to: files[0])
+        for file in files.dropFirst() { try Data().write(to: file) }
+        process.standardInput = try FileHandle(forReadingFrom: files[0])
+        process.standardOutput = try FileHandle(forWritingTo: files[1])
+        process.standardError = try FileHandle(forWritingTo: files[2])
         try process.run()
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning && Date() < deadline { usleep(5_000) }
@@ -44,8 +50,8 @@ enum WeftBinary {
             process.waitUntilExit()
             throw Failure(description: "weft \(arguments.joined(separator: " ")) ran longer than \(seconds) s")
         }
-        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stdout = String(decoding: try Data(contentsOf: files[1]), as: UTF8.self)
+        let stderr = String(decoding: try Data(contentsOf: files[2]), as: UTF8.self)
         return (process.terminationStatus, stdout.trimmingCharacters(in: .whitespacesAndNewlines), stderr)
     }
 }
