@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import WeftCore
+@testable import WeftCore
 import WeftStore
 import WeftSync
 
@@ -46,6 +46,88 @@ import WeftSync
             try joiner.applyRemote(source.ops(from: origin, after: joiner.versionVector[origin], limit: 10_000))
         }
         try source.applyRemote(joiner.ops(from: joiner.replicaID, after: 0, limit: 10_000))
+    }
+
+    /// At random: a source merging two writers' streams and writing, a joiner writing offline; the
+    /// source compacts up to what both writers sent, the joiner installs its snapshot (its own ops below
+    /// the snapshot's stamp are stamped again), then both write, exchange and reopen. Both end on the
+    /// fold of every op, in memory and loaded from their files.
+    @Test(arguments: Array(1...24) as [UInt64])
+    func aJoinerAndItsSourceLandOnTheFoldWhateverTheyDidAroundTheInstall(seed: UInt64) async throws {
+        let source = try ReplicaFixture(.sqlite, seed: seed + 2000)
+        let joiner = try ReplicaFixture(.sqlite, seed: seed + 3000)
+        var generator = SeededGenerator(seed: seed)
+        var shape = Workload.Shape()
+        shape.items = 10
+        shape.counters = 3
+        var writers = Workload(seed: seed &+ 5, replicas: 2, shape: shape, startMillis: source.clock.now)
+        var writes = Workload(seed: seed &+ 6, replicas: 2, shape: shape, startMillis: source.clock.now)
+        var fed: [Op] = []
+        var last: [ReplicaID: Stamp] = [:]
+        var sourceOwn = ReplicaFoldPropertyTests.OwnOps()
+        func write(_ fixture: ReplicaFixture, as writer: Int) throws {
+            let op = writes.next(from: writer)
+            if case .transaction = op.kind { return }
+            try fixture.replica.submit(path: op.path, kind: op.kind)
+        }
+        func feed() throws {
+            let writer = Int(generator.below(2))
+            let ops = (0...generator.below(10)).map { _ in writers.next(from: writer) }
+            source.clock.now = max(source.clock.now, writers.wallMillis + 100)
+            joiner.clock.now = source.clock.now
+            try source.replica.applyRemote(ops)
+            fed += ops
+            last[ops[0].origin] = ops.last?.stamp
+        }
+        func reopen(_ fixture: ReplicaFixture) async throws {
+            try await fixture.reopen()
+            try await fixture.replica.waitUntilLoaded()
+        }
+        func exchange() async throws {
+            try await source.replica.flush()
+            try await joiner.replica.flush()
+            try Self.exchangeTails(source.replica, joiner.replica)
+        }
+
+        while last.count < 2 || generator.chance(0.97) {
+            switch generator.below(10) {
+            case 0..<5: try feed()
+            case 5..<7: try write(source, as: 0)
+            case 7..<9: try write(joiner, as: 1)
+            default:
+                source.clock.advance(by: generator.below(30))
+                joiner.clock.now = source.clock.now
+            }
+        }
+        try await sourceOwn.collect(from: source.replica)
+        source.replica.markStable(through: try #require(last.values.min()))
+        _ = try await source.replica.compact(vacuum: false)
+        if generator.chance(0.5) { try await reopen(source) }
+        #expect(try joiner.replica.installSnapshot(try source.replica.syncSnapshot()).installed)
+        if generator.chance(0.5) { try await reopen(joiner) }
+        for _ in 0..<generator.int(in: 5...40) {
+            switch generator.below(10) {
+            case 0..<3: try feed()
+            case 3..<5: try write(source, as: 0)
+            case 5..<7: try write(joiner, as: 1)
+            case 7..<9: try await exchange()
+            default: try await reopen(generator.chance(0.5) ? joiner : source)
+            }
+        }
+        try await exchange()
+        try await exchange()
+        try await sourceOwn.collect(from: source.replica)
+        let joinerOwn = joiner.replica.ops(from: joiner.replica.replicaID, after: 0, limit: 10_000)
+        let expected = ReferenceFold.fold(fed + sourceOwn.ops + joinerOwn, registry: Workload.registry).state
+        #expect(source.replica.versionVector == joiner.replica.versionVector, "seed \(seed)")
+        #expect(source.replica.snapshot() == expected, "seed \(seed): the source")
+        #expect(joiner.replica.snapshot() == expected, "seed \(seed): the joiner")
+        try await reopen(source)
+        try await reopen(joiner)
+        #expect(source.replica.snapshot() == expected, "seed \(seed): the source, loaded")
+        #expect(joiner.replica.snapshot() == expected, "seed \(seed): the joiner, loaded")
+        await source.finish()
+        await joiner.finish()
     }
 
     @Test(arguments: ReplicaKind.allCases)
