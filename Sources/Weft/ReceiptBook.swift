@@ -37,6 +37,8 @@ final class ReceiptBook: @unchecked Sendable {
     private var rejections: [UInt64: Rejection] = [:]
     /// The commit failure that stopped the store, and the first sequence it left behind.
     private var failure: (from: UInt64, error: WeftError)?
+    /// Set when the replica shut down: no status changes after it.
+    private var closedWith: WeftError?
     private var waiters: [Waiter] = []
     private var observers: [Observer] = []
 
@@ -56,10 +58,11 @@ final class ReceiptBook: @unchecked Sendable {
         return .pending
     }
 
-    /// The error that keeps the write `sequence` from ever becoming durable, if one does.
+    /// The error that keeps the write `sequence` from ever changing status again, if one does: the
+    /// commit failure that keeps it from being durable, or the shutdown that stopped every change.
     private func failure(of sequence: UInt64) -> WeftError? {
-        guard let failure, sequence >= failure.from, sequence > durableThrough else { return nil }
-        return failure.error
+        if let failure, sequence >= failure.from, sequence > durableThrough { return failure.error }
+        return closedWith
     }
 
     /// Waits until the write `sequence` reaches `target` (or a later status), or is rejected.
@@ -129,6 +132,12 @@ final class ReceiptBook: @unchecked Sendable {
     /// A commit failed: the writes from `sequence` on will never be durable.
     func fail(from sequence: UInt64, _ error: WeftError) {
         change { if failure == nil { failure = (sequence, error) } }
+    }
+
+    /// The replica shut down: statuses are final. Waiters for a status not reached get `error`, and
+    /// observers are dropped (a write waiting for an acknowledgement would otherwise wait for ever).
+    func close(_ error: WeftError) {
+        change { if closedWith == nil { closedWith = error } }
     }
 
     /// Runs `body` under the lock, then resumes the waiters and calls the observers it concerns.

@@ -411,6 +411,8 @@ public final class Replica: @unchecked Sendable {
         condition.withLock { isShuttingDown = true }
         try? await waitUntilLoaded()
         await committer.stop()
+        // Nothing can move a status now: a write still waiting for one (an acknowledgement, say) ends.
+        receipts.close(WeftError.replicaShutDown)
         await notifier.waitUntilDelivered()
         api.finishFeeds()
     }

@@ -167,6 +167,37 @@ import WeftStore
     }
 
     @Test(arguments: ReplicaKind.allCases)
+    func writesWaitingForAStatusThatCanNoLongerComeEndAtShutdown(kind: ReplicaKind) async throws {
+        // They waited for ever: nothing failed a wait for an acknowledgement or for stability once the
+        // replica that could receive them had shut down.
+        let fixture = try ReplicaFixture(kind)
+        let node = try #require(fixture.replica.node(for: "/a"))
+        let ended = Collector<WeftError?>()
+        Task {
+            do { try await node.set(1, waitingFor: .acknowledged) } catch { ended.append(error as? WeftError) }
+        }
+        let receipt = try await node.set(2, waitingFor: .durable)
+        Task {
+            do { try await receipt.wait(for: .stable) } catch { ended.append(error as? WeftError) }
+        }
+        let statuses = Collector<WriteStatus>()
+        receipt.observe { statuses.append($0) }
+        #expect(await eventually { fixture.replica.receipts.heldCount == 3 })
+
+        await fixture.replica.shutdown()
+        #expect(try await receipt.wait(for: .durable) == .durable, "a status reached still answers")
+        // A wait begun after the shutdown ends at once too.
+        Task {
+            do { try await receipt.wait(for: .acknowledged) } catch { ended.append(error as? WeftError) }
+        }
+        let errors = await ended.wait(for: 3, timeoutSeconds: 10)
+        #expect(errors.count == 3 && errors.allSatisfy { $0?.code == .shutDown }, "\(errors)")
+        #expect(fixture.replica.receipts.heldCount == 0, "no waiter or observer is left behind")
+        #expect(statuses.count == 0)
+        await fixture.finish()
+    }
+
+    @Test(arguments: ReplicaKind.allCases)
     func anOpTooLargeToEncodeIsRefusedBeforeItApplies(kind: ReplicaKind) async throws {
         let fixture = try ReplicaFixture(kind)
         let replica = fixture.replica
