@@ -137,8 +137,10 @@ enum ClientInput {
         }
     }
 
-    static func json(_ argument: String) throws -> Value {
-        let text = try jsonText(argument)
+    /// A JSON argument's value; `-` reads it from standard input.
+    static func json(_ argument: String) throws -> Value { try value(jsonText(argument)) }
+
+    static func value(_ text: String) throws -> Value {
         do {
             return try Value(json: text)
         } catch {
@@ -186,7 +188,7 @@ enum ClientInput {
     }
 
     static func number(_ text: String) throws -> Number {
-        guard let number = Number(try json(text)) else {
+        guard let number = Number(try value(text)) else {
             throw ClientFailure(code: .usage, "\(text) is not a number")
         }
         return number
