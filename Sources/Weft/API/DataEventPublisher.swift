@@ -23,7 +23,7 @@ struct DataEventPublisher: Publisher {
         subscriber.receive(subscription: subscription)
         // Through a non-generic existential: the closure must not capture the subscriber's type.
         let drainable: any Drainable = subscription
-        feed.start { [weak drainable] in drainable?.drain() }
+        feed.start { [weak drainable] _ in drainable?.drain() }
     }
 }
 

@@ -27,7 +27,7 @@ public struct DataEventStream: AsyncSequence, Sendable {
     public func makeAsyncIterator() -> Iterator {
         let feed = EventFeed(node: node, type: type, constraint: constraint)
         let signal = WakeSignal()
-        feed.start { signal.wake() }
+        feed.start { _ in signal.wake() }
         return Iterator(feed: feed, signal: signal)
     }
 

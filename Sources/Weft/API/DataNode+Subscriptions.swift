@@ -35,7 +35,7 @@ extension DataNode {
     ) -> ObservationToken {
         let feed = EventFeed(node: self, type: type, constraint: childrenConstraint)
         let sink = CallbackSink(feed: feed, queue: queue ?? access.state.callbackQueue, onEvent: onEvent)
-        feed.start { [weak sink] in sink?.wake() }
+        feed.start { [weak sink] count in sink?.wake(count) }
         return ObservationToken { [sink] in
             withExtendedLifetime(sink) { feed.cancel() }
         }

@@ -21,7 +21,7 @@ final class EventFeed: Finishable, @unchecked Sendable {
     private var buffer = EventBuffer()
     private var watcher: NodeWatcher?
     private var finished: End?
-    private var wake: (@Sendable () -> Void)?
+    private var wake: (@Sendable (Int) -> Void)?
 
     init(node: DataNode, type: DataEventType, constraint: ChildrenConstraint) {
         diff = EventDiff(node: node, type: type, constraint: constraint)
@@ -29,14 +29,14 @@ final class EventFeed: Finishable, @unchecked Sendable {
 
     var node: DataNode { diff.node }
 
-    /// Starts the feed; `wake` is called (on any thread, without locks held) whenever events are waiting
-    /// or the feed ended.
-    func start(wake: @escaping @Sendable () -> Void) {
+    /// Starts the feed; `wake` is called (on any thread, without locks held) with the number of events
+    /// each change added, in the order of the changes, and with 0 once the feed ended.
+    func start(wake: @escaping @Sendable (Int) -> Void) {
         lock.withLock { self.wake = wake }
         let access = node.access
         guard !access.backend.isShutDown, access.state.add(self) else {
             lock.withLock { finished = .shutDownBeforeStart }
-            wake()
+            wake(0)
             return
         }
         let watcher = NodeWatcher(node: node) { [weak self] old, new, effect, source in
@@ -89,17 +89,17 @@ final class EventFeed: Finishable, @unchecked Sendable {
             return (self.watcher, self.wake)
         }
         watcher?.stop()
-        wake?()
+        wake?(0)
     }
 
     private func append(_ events: [DataEvent]) {
         guard !events.isEmpty else { return }
         let wake = lock.withLock {
-            guard finished == nil else { return nil as (@Sendable () -> Void)? }
+            guard finished == nil else { return nil as (@Sendable (Int) -> Void)? }
             buffer.append(contentsOf: events)
             return self.wake
         }
-        wake?()
+        wake?(events.count)
     }
 
     deinit {

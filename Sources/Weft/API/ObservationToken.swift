@@ -31,17 +31,27 @@ public final class ObservationToken: @unchecked Sendable {
     deinit { invalidate() }
 }
 
-/// Delivers a feed's events to a callback on a dispatch queue, in order, one drain at a time.
+/// Delivers a feed's events to a callback on a dispatch queue, in order.
+///
+/// Each change batch that gives the feed events schedules its own delivery of that many events, so the
+/// callbacks of several subscriptions on one serial queue run in the order of the changes: the
+/// canonical Firebase list (one subscription each for additions, changes and removals) stays in step
+/// with the data. A subscriber so far behind that ``outstandingMax`` deliveries wait stops scheduling
+/// more: the last waiting delivery then takes every event left (coalesced by the feed's buffer, see
+/// ``EventBuffer``), and only then may the order across subscriptions slip.
 final class CallbackSink: @unchecked Sendable {
-    // Sendable: `scheduled` is guarded by `lock`; the queue serializes drains.
+    // Sendable: `outstanding` and `catchUp` are guarded by `lock`; the queue serializes deliveries.
     private let lock = NSLock()
-    private var scheduled = false
+    private var outstanding = 0
+    private var catchUp = false
     private let feed: EventFeed
     private let queue: DispatchQueue
     private let onEvent: @Sendable (DataEvent) -> Void
 
-    /// Events handed to the callback per drain before the queue gets a chance to run other work.
-    static let drainEventsMax = 256
+    /// Events taken from the feed at a time.
+    static let takeEventsMax = 256
+    /// Deliveries waiting on the queue before a lagging subscriber is caught up in one.
+    static let outstandingMax = 128
 
     init(feed: EventFeed, queue: DispatchQueue, onEvent: @escaping @Sendable (DataEvent) -> Void) {
         self.feed = feed
@@ -49,22 +59,35 @@ final class CallbackSink: @unchecked Sendable {
         self.onEvent = onEvent
     }
 
-    /// Schedules a drain unless one is pending.
-    func wake() {
+    /// `count` events were added to the feed (0: the feed ended).
+    func wake(_ count: Int) {
+        guard count > 0 else { return }
         let schedule = lock.withLock {
-            defer { scheduled = true }
-            return !scheduled
+            guard outstanding < Self.outstandingMax else {
+                catchUp = true
+                return false
+            }
+            outstanding += 1
+            return true
         }
-        if schedule { queue.async { self.drain() } }
+        if schedule { queue.async { self.deliver(count) } }
     }
 
-    private func drain() {
-        lock.withLock { scheduled = false }
-        let (events, _) = feed.take(Self.drainEventsMax)
-        for event in events {
-            guard !feed.isCancelled else { return }
-            onEvent(event)
+    private func deliver(_ count: Int) {
+        var remaining = lock.withLock {
+            outstanding -= 1
+            guard catchUp, outstanding == 0 else { return count }
+            catchUp = false
+            return Int.max
         }
-        if events.count == Self.drainEventsMax { wake() }
+        while remaining > 0 {
+            let (events, _) = feed.take(min(remaining, Self.takeEventsMax))
+            guard !events.isEmpty else { return }
+            for event in events {
+                guard !feed.isCancelled else { return }
+                onEvent(event)
+            }
+            remaining -= events.count
+        }
     }
 }
