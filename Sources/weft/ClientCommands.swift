@@ -161,21 +161,42 @@ enum ClientInput {
     /// `text` for an error message: at most 80 characters of it.
     static func shown(_ text: String) -> String { text.count <= 80 ? text : text.prefix(80) + "…" }
 
-    /// The children of a merge: a JSON object whose names are relative paths, checked as the daemon
-    /// checks them (no two overlapping), so that a bad merge is a usage error here and not a request
-    /// the daemon closes the session over.
-    static func mergeChildren(_ argument: String) throws -> [MergeChild] {
+    /// The children of a merge at `path`: a JSON object whose names are relative paths, checked as the
+    /// daemon checks them (depth from the root, sizes, no two overlapping), so that a bad merge is a usage
+    /// error here and not a request the daemon closes the session over.
+    static func mergeChildren(_ argument: String, under path: Path) throws -> [MergeChild] {
         let text = try jsonText(argument)
         var children: [MergeChild] = []
         for (name, value) in try members(text) {
-            children.append(MergeChild(relative: try path(name), value: value))
+            children.append(MergeChild(relative: try self.path(name), value: value))
         }
         do {
-            return try MergeChild.validated(children)
+            return try ValueCheck.mergeChildren(children, under: path)
         } catch {
-            throw ClientFailure(code: .usage, "invalid merge \(shown(text)): \(error)")
+            throw ClientFailure(code: .usage, "invalid merge \(shown(text)) at \(path): \(message(of: error))")
         }
     }
+
+    /// `value` checked as the daemon checks a write at `path` (its depth counted from the root, string
+    /// and op sizes), so that a bad write is a usage error here.
+    static func checked(_ value: Value, at path: Path) throws -> Value {
+        do {
+            return try ValueCheck.validated(value, at: path)
+        } catch {
+            throw ClientFailure(code: .usage, "cannot write that value at \(path): \(message(of: error))")
+        }
+    }
+
+    /// `value` checked as the child a push makes under `parent` (one level deeper, under a push id).
+    static func checked(_ value: Value, pushedUnder parent: Path) throws -> Value {
+        do {
+            return try ValueCheck.validated(value, at: try parent.child(String(repeating: "-", count: PushID.length)))
+        } catch {
+            throw ClientFailure(code: .usage, "cannot push that value under \(parent): \(message(of: error))")
+        }
+    }
+
+    private static func message(of error: any Error) -> String { (error as? WeftError)?.message ?? "\(error)" }
 
     /// The members of a JSON object, names as written (a merge reads them as relative paths).
     static func members(_ text: String) throws -> [(name: String, value: Value)] {
@@ -238,7 +259,8 @@ struct SetCommand: AsyncParsableCommand {
 
     func run() async throws {
         await runClient(options) { client in
-            try await client.request(.set(try ClientInput.path(path), try ClientInput.json(json)))
+            let path = try ClientInput.path(path)
+            try await client.request(.set(path, try ClientInput.checked(try ClientInput.json(json), at: path)))
             ClientInput.printJSON(.object(["ok": .bool(true)]))
         }
     }
@@ -255,7 +277,8 @@ struct MergeCommand: AsyncParsableCommand {
 
     func run() async throws {
         await runClient(options) { client in
-            try await client.request(.merge(try ClientInput.path(path), try ClientInput.mergeChildren(json)))
+            let path = try ClientInput.path(path)
+            try await client.request(.merge(path, try ClientInput.mergeChildren(json, under: path)))
             ClientInput.printJSON(.object(["ok": .bool(true)]))
         }
     }
@@ -270,7 +293,9 @@ struct PushCommand: AsyncParsableCommand {
 
     func run() async throws {
         await runClient(options) { client in
-            let key = try await client.request(.push(try ClientInput.path(path), try ClientInput.json(json)))
+            let path = try ClientInput.path(path)
+            let value = try ClientInput.checked(try ClientInput.json(json), pushedUnder: path)
+            let key = try await client.request(.push(path, value))
             ClientInput.printJSON(.object(["key": key]))
         }
     }

@@ -49,6 +49,17 @@ import Testing
         let overlap = try Self.client(hub, name: "hub", ["merge", "/users", #"{"ada":1,"ada/born":2}"#])
         #expect(overlap.status == 2)
         #expect(overlap.stderr.contains("merge paths /ada and /ada/born overlap"))
+        // So is a value that would reach deeper than 32 levels from the root, for set, merge and push.
+        let deepPath = "/" + (0..<30).map { "k\($0)" }.joined(separator: "/")
+        for arguments in [
+            ["set", deepPath, #"{"x":{"y":{"z":1}}}"#], ["merge", deepPath, #"{"x/y/z":1}"#],
+            ["push", deepPath, #"{"x":{"y":1}}"#],
+        ] {
+            let tooDeep = try Self.client(hub, name: "hub", arguments)
+            #expect(tooDeep.status == 2, "\(arguments[0])")
+            #expect(tooDeep.stderr.contains("32"), "\(arguments[0]): \(tooDeep.stderr)")
+        }
+        #expect(try Self.client(hub, name: "hub", ["set", deepPath, #"{"x":1}"#]).status == 0)
         // An increment the daemon rejects fails: it printed the unchanged value and exited 0 before.
         let rejected = try Self.client(hub, name: "hub", ["incr", "/users/ada/name"])
         #expect(rejected.status == 1)

@@ -3,8 +3,9 @@ import WeftCore
 /// Checks a value about to be written against the data model before anything is submitted: valid keys,
 /// depth (counted from the root, so the node's own depth counts), string sizes, finite numbers, and the
 /// size of the op that will carry it. Values parsed from JSON already pass most of these; values built in
-/// code (transaction results, `Value` literals, raw dictionaries) may not.
-enum ValueCheck {
+/// code (transaction results, `Value` literals, raw dictionaries) may not. The command line checks its
+/// writes with it too, before they leave for the daemon (hence `package`).
+package enum ValueCheck {
     /// Bytes kept free in an op for its stamp, path, kind and read record, beside the value it carries.
     static let opOverheadBytesMax = 64 * 1024
 
@@ -16,7 +17,7 @@ enum ValueCheck {
     /// - Parameter path: the node the value is written at.
     /// - Throws: `WeftError` with code `invalidKey`, `invalidPath` (too deep), `invalidValue` (a string
     ///   too long, a non-finite number) or `valueTooLarge` (the whole value does not fit one op).
-    static func validated(_ value: Value, at path: Path) throws -> Value {
+    package static func validated(_ value: Value, at path: Path) throws -> Value {
         var bytes = 0
         return try validated(value, at: path, bytes: &bytes)
     }
@@ -30,7 +31,7 @@ enum ValueCheck {
 
     /// The children of a merge, each checked at its own path, sorted and checked for overlaps.
     /// - Throws: `WeftError` as ``validated(_:at:)``, or `invalidValue` when two listed paths overlap.
-    static func mergeChildren(_ children: [MergeChild], under path: Path) throws -> [MergeChild] {
+    package static func mergeChildren(_ children: [MergeChild], under path: Path) throws -> [MergeChild] {
         var bytes = 0
         return try mergeChildren(children, under: path, bytes: &bytes)
     }
