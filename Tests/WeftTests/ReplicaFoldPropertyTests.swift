@@ -16,11 +16,9 @@ import WeftStore
     func aReplicaLandsOnTheFoldOfEverythingItMadeOrReceived(seed: UInt64) async throws {
         let fixture = try ReplicaFixture(.sqlite, seed: seed + 1000)
         var generator = SeededGenerator(seed: seed)
-        var shape = Workload.Shape()
-        shape.items = 12
-        shape.counters = 4
-        var local = Workload(seed: seed &+ 1, replicas: 1, shape: shape, startMillis: fixture.clock.now)
-        var remote = Workload(seed: seed &+ 2, replicas: 3, shape: shape, startMillis: fixture.clock.now)
+        var traffic = ReplicaTraffic(
+            localSeed: seed &+ 1, remoteSeed: seed &+ 2, remoteWriters: 3, items: 12, counters: 4,
+            startMillis: fixture.clock.now)
         var delivered: [Op] = []
         var lastDelivered: [ReplicaID: Stamp] = [:]
         var made = OwnOps()
@@ -29,14 +27,11 @@ import WeftStore
             let replica = fixture.replica
             switch generator.below(100) {
             case 0..<40:
-                // The workload's transactions carry its writers' read vectors: not ours to make.
-                let op = local.next(from: 0)
-                if case .transaction = op.kind { continue }
-                try replica.submit(path: op.path, kind: op.kind)
+                try traffic.write(to: replica)
             case 40..<75:
                 let writer = Int(generator.below(3))
-                let ops = (0...generator.below(12)).map { _ in remote.next(from: writer) }
-                fixture.clock.now = max(fixture.clock.now, remote.wallMillis + 100)
+                let ops = traffic.remoteOps(from: writer, count: Int(generator.below(12)) + 1)
+                traffic.keepAhead(fixture.clock)
                 let report = try replica.applyRemote(ops)
                 #expect(report.refused.isEmpty)
                 delivered += ops

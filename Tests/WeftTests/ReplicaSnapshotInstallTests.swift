@@ -57,23 +57,19 @@ import WeftSync
         let source = try ReplicaFixture(.sqlite, seed: seed + 2000)
         let joiner = try ReplicaFixture(.sqlite, seed: seed + 3000)
         var generator = SeededGenerator(seed: seed)
-        var shape = Workload.Shape()
-        shape.items = 10
-        shape.counters = 3
-        var writers = Workload(seed: seed &+ 5, replicas: 2, shape: shape, startMillis: source.clock.now)
-        var writes = Workload(seed: seed &+ 6, replicas: 2, shape: shape, startMillis: source.clock.now)
+        var traffic = ReplicaTraffic(
+            localSeed: seed &+ 6, localWriters: 2, remoteSeed: seed &+ 5, remoteWriters: 2, items: 10, counters: 3,
+            startMillis: source.clock.now)
         var fed: [Op] = []
         var last: [ReplicaID: Stamp] = [:]
         var sourceOwn = ReplicaFoldPropertyTests.OwnOps()
         func write(_ fixture: ReplicaFixture, as writer: Int) throws {
-            let op = writes.next(from: writer)
-            if case .transaction = op.kind { return }
-            try fixture.replica.submit(path: op.path, kind: op.kind)
+            try traffic.write(to: fixture.replica, as: writer)
         }
         func feed() throws {
             let writer = Int(generator.below(2))
-            let ops = (0...generator.below(10)).map { _ in writers.next(from: writer) }
-            source.clock.now = max(source.clock.now, writers.wallMillis + 100)
+            let ops = traffic.remoteOps(from: writer, count: Int(generator.below(10)) + 1)
+            traffic.keepAhead(source.clock)
             joiner.clock.now = source.clock.now
             try source.replica.applyRemote(ops)
             fed += ops

@@ -53,27 +53,22 @@ import Testing
             mirrors.append((node.location, mirror))
         }
         var generator = SeededGenerator(seed: seed)
-        var shape = Workload.Shape()
-        shape.items = 8
-        shape.counters = 3
-        var local = Workload(seed: seed &+ 1, replicas: 1, shape: shape, startMillis: fixture.clock.now)
-        var remote = Workload(seed: seed &+ 2, replicas: 3, shape: shape, startMillis: fixture.clock.now)
+        var traffic = ReplicaTraffic(
+            localSeed: seed &+ 1, remoteSeed: seed &+ 2, remoteWriters: 3, items: 8, counters: 3,
+            startMillis: fixture.clock.now)
         // Each writer's ops are held back a while, then delivered: many arrive late and are re-folded.
         var held: [[Op]] = [[], [], []]
         func deliver(_ writer: Int, count: Int) throws {
             let ops = Array(held[writer].prefix(count))
             held[writer].removeFirst(ops.count)
-            fixture.clock.now = max(fixture.clock.now, remote.wallMillis + 100)
+            traffic.keepAhead(fixture.clock)
             if !ops.isEmpty { try replica.applyRemote(ops) }
         }
         for _ in 0..<300 {
             let writer = Int(generator.below(3))
             switch generator.below(10) {
-            case 0..<4:
-                let op = local.next(from: 0)
-                if case .transaction = op.kind { continue }
-                try replica.submit(path: op.path, kind: op.kind)
-            case 4..<7: held[writer] += (0...generator.below(6)).map { _ in remote.next(from: writer) }
+            case 0..<4: try traffic.write(to: replica)
+            case 4..<7: held[writer] += traffic.remoteOps(from: writer, count: Int(generator.below(6)) + 1)
             default: try deliver(writer, count: Int(generator.below(UInt64(held[writer].count + 1))))
             }
         }
