@@ -1,4 +1,140 @@
 extension MergeEngine {
+    /// A region whose re-fold waits for the end of the batch, so that several late ops in it are
+    /// re-folded once: every op of the batch inside it is logged and indexed but decided by that re-fold.
+    struct PendingRefold {
+        var root: Path
+        /// The earliest stamp the re-fold must decide again from.
+        var stamp: Stamp
+        /// The ops of the batch inside the region, not yet applied.
+        var arriving: [Op]
+        /// The stamp of the op that opened the region: the regions one merge or batch opened are
+        /// re-folded together, as one op's regions are.
+        var group: Stamp
+    }
+
+    /// Takes `op` into the pending re-folds when one of its anchors is related to a pending region, so
+    /// that a batch reaching a pending region does not have it re-folded at once, and again with the
+    /// batch's later ops. An op with one anchor inside a region joins it (widening it if the op reaches
+    /// higher). Any other op joins when it is late somewhere: write by write when it is a merge or a
+    /// batch of disjoint writes (``joinWriteByWrite(_:probe:pending:report:)``), else in the region of
+    /// each anchor (``addPending(_:anchors:to:)``). One in order everywhere has the pending regions
+    /// re-folded first and is left to the in-order road. Returns true when `op` was taken.
+    func joinPending(_ op: Op, _ pending: inout PendingRegions, report: inout ApplyReport) -> Bool {
+        var holder: Int?
+        var related = false
+        switch op.kind {
+        case .merge, .batch:
+            related =
+                op.containsAnchor { pending.mayBeRelated($0, $1) }
+                && pending.regions.contains { op.hasAnchor(relatedTo: $0.root) }
+        case .set, .increment, .transaction, .call:
+            // One anchor. Regions are disjoint: one holding it leaves none below it.
+            guard pending.mayBeRelated(op.path.keys, []) else { return false }
+            for position in pending.indices where pending[position].root.isRelated(toJoined: op.path.keys, []) {
+                guard pending[position].root.depth <= op.path.depth else {
+                    related = true
+                    continue
+                }
+                holder = position
+                break
+            }
+        }
+        guard holder != nil || related else { return false }
+        if holder == nil, !op.containsAnchor(where: { index.hasLater(than: op.stamp, at: $0, $1) }) {
+            // In order wherever it writes: the pending regions are re-folded first, and the op applies
+            // directly (joining, it would have opened regions where it is in order).
+            flush(&pending, report: &report)
+            return false
+        }
+        if case .call(let call) = op.kind, !registry.contains(name: call.name, version: call.version) {
+            waiting[op.stamp] = op
+            report.outcomes[op.stamp] = .waiting
+            return true
+        }
+        let probe = index.insert(op)
+        loggedCount += 1
+        statistics.batchedIntoRefolds += 1
+        guard let position = holder else {
+            if !joinWriteByWrite(op, probe: probe, pending: &pending, report: &report) {
+                addPending(op, anchors: op.anchors, to: &pending)
+            }
+            return true
+        }
+        pending.add(op, to: position)
+        if probe.conflicts {
+            let root = regionRoot(for: op.path, after: op.stamp)
+            if root.isAncestorOrSelf(of: pending[position].root) { pending.widen(at: position, to: root) }
+        }
+        return true
+    }
+
+    /// A late merge, or a late batch of writes on disjoint nodes, that reaches a pending region: its
+    /// writes related to a pending region join it, and the others are taken write by write as for any
+    /// late merge or such batch (in order, hidden, through the counter shortcut, or left to a re-fold).
+    /// Its outcome is then decided by the pending re-folds; one that rejects it takes back what was
+    /// written elsewhere. False, with nothing done, for any other op, and for a batch whose increments
+    /// outside the pending regions cannot be shown to succeed.
+    private func joinWriteByWrite(
+        _ op: Op, probe: PathIndex.Probe, pending: inout PendingRegions, report: inout ApplyReport
+    ) -> Bool {
+        switch op.kind {
+        case .merge(let children) where !probe.parts.isEmpty:
+            let writes = children.map { (Path(uncheckedKeys: op.path.keys + $0.relative.keys), $0.value) }
+            applyLateBlindWrites(op, writes: writes, parts: probe.parts, pending: &pending, report: &report)
+            return true
+        case .batch(let batchWrites) where probe.parts.count > 1:
+            guard let disjoint = Self.disjointWrites(batchWrites, anchorCount: probe.parts.count) else { return false }
+            return applyLateDisjointBatch(op, writes: disjoint, parts: probe.parts, pending: &pending, report: &report)
+        default:
+            return false
+        }
+    }
+
+    /// Adds `op` to the pending re-folds of the regions its `anchors` can affect: to the region that
+    /// holds an anchor's region, or to a new region (which takes in the pending regions inside it). The
+    /// regions `op` opens are one group, re-folded together.
+    ///
+    /// An op with several anchors may then be decided by several re-folds, its writes outside their
+    /// regions taken as decided: the first records its outcome, and one that rejects it takes back its
+    /// writes elsewhere, as for any batch whose outcome flips.
+    func addPending(_ op: Op, anchors: [Path], to pending: inout PendingRegions) {
+        for anchor in anchors {
+            let root = regionRoot(for: anchor, after: op.stamp)
+            if let position = pending.holder(of: root) {
+                pending.add(op, to: position, once: anchors.count > 1)
+            } else {
+                pending.append(PendingRefold(root: root, stamp: op.stamp, arriving: [op], group: op.stamp))
+            }
+        }
+    }
+
+    /// Re-folds the pending regions.
+    ///
+    /// - Returns: the roots of every region rebuilt.
+    @discardableResult
+    func flush(_ pending: inout PendingRegions, report: inout ApplyReport) -> [Path] {
+        let regions = pending.removeAll()
+        var groups: [Stamp: [Int]] = [:]
+        for (position, region) in regions.enumerated() { groups[region.group, default: []].append(position) }
+        var rebuilt: [Path] = []
+        for (position, region) in regions.enumerated() {
+            guard let members = groups[region.group], members[0] == position else { continue }
+            statistics.refolds += 1
+            // The regions one op opened: one re-fold, as for that op alone.
+            var arriving = region.arriving
+            if members.count > 1 {
+                var known = Set(arriving.map(\.stamp))
+                for member in members.dropFirst() {
+                    for op in regions[member].arriving where known.insert(op.stamp).inserted { arriving.append(op) }
+                }
+            }
+            rebuilt += refold(
+                after: members.map { regions[$0].stamp }.min() ?? region.stamp,
+                anchors: members.map { regions[$0].root }, arriving: arriving, rebuiltBefore: rebuilt, report: &report)
+        }
+        return rebuilt
+    }
+
     /// The regions whose re-folds wait for the end of an ``MergeEngine/apply(_:)``, with a filter that
     /// tells most ops at once that they are related to none of them.
     ///

@@ -23,15 +23,6 @@ extension MergeEngine {
         let arrivingStamps = Set(arriving.map(\.stamp))
         var roots = closeRegions(anchors.map { regionRoot(for: $0, after: stamp) }, after: stamp)
         if roots.count > CoreLimits.refoldRegionsMax { roots = [.root] }
-        // An arriving merge or batch may already be applied in some of its regions (by an earlier re-fold
-        // of another region, or written there at once, write by write) and be rejected here: the
-        // regions do not hold the fold of the recorded outcomes without it.
-        let stateIsRecorded: Bool
-        if let rebuiltBefore, !arriving.contains(where: \.hasSeveralAnchors) {
-            stateIsRecorded = !anchors.contains { root in rebuiltBefore.contains { $0.isRelated(to: root) } }
-        } else {
-            stateIsRecorded = false
-        }
         var mini = Value.null
         // Each region starts from the latest point before the change whose value is known: a snapshot
         // an earlier re-fold kept, a blind set of exactly the region, or else the base. Each region's
@@ -39,36 +30,19 @@ extension MergeEngine {
         // before that region's point, and the region is overwritten with its known value once replay
         // passes the point (ops before the change keep their outcomes, so what replay wrote there
         // before does not matter).
-        var regions: [Region] = []
-        for root in roots {
-            index.refolding(at: root.keys, from: stamp)
-            if let point = startPoint(at: root, before: stamp) {
-                regions.append(Region(root: root, start: point.stamp, value: point.value, ready: false))
-                statistics.checkpointStarts += 1
-            } else {
-                mini.write(base.value(at: root), at: root)
-                regions.append(Region(root: root, start: nil, value: nil, ready: true))
-            }
-        }
+        var regions = startRegions(roots, before: stamp, into: &mini)
         var pending = regions.indices.filter { regions[$0].start != nil }
             .sorted { (regions[$0].start ?? stamp) < (regions[$1].start ?? stamp) }[...]
         let rootSet = RootSet(roots)
-        let insideJoined = { (head: [Key], tail: [Key]) in rootSet.holds(joined: head, tail) }
         let inside = { (path: Path) in rootSet.holds(joined: path.keys, []) }
         let (ops, regionOf, outside) = collect(regions)
         let lastStamp = ops.last?.stamp
         var flipped: [Op] = []
         var replayed = 0
-        defer {
-            statistics.replayedOps += replayed
-            if replayed > statistics.replayedOpsMax {
-                statistics.replayedOpsMax = replayed
-                statistics.largestRegion = roots.count == 1 ? roots[0] : .root
-            }
-        }
+        defer { statistics.countReplayed(replayed, regionRoots: roots) }
         var cut = CutSearch(
             roots: roots, change: stamp, arriving: arriving, arrivingStamps: arrivingStamps, outside: outside,
-            stateIsRecorded: stateIsRecorded)
+            stateIsRecorded: Self.stateIsRecorded(anchors: anchors, arriving: arriving, rebuiltBefore: rebuiltBefore))
         for (position, op) in ops.enumerated() {
             replayed += 1
             // The one region the op touches, if it touches one only.
@@ -84,43 +58,23 @@ extension MergeEngine {
                     mini: mini)
             }
             let previous = unusualOutcomes[op.stamp] ?? .applied
-            // Ops stamped before the change keep their outcomes; so do those above the regions.
-            if op.stamp < stamp || outside.contains(op.stamp) {
-                Fold.replay(op, outcome: previous, to: &mini, registry: registry)
-                if cut.isCut(
-                    after: op, at: position, region: region, outcome: previous, previous: previous,
-                    in: ops, engine: self)
-                {
-                    statistics.cutRefolds += 1
-                    break
-                }
-                continue
-            }
-            statistics.redecidedOps += 1
-            // The region the op was collected for holds it, most often: asked first, before every root.
-            let home = region.map { roots[$0] }
-            let spansOut: Bool
-            switch op.kind {
-            case .set, .increment, .transaction, .call:
-                spansOut = !(home?.isAncestorOrSelf(of: op.path) ?? false) && !inside(op.path)
-            case .merge, .batch:
-                spansOut = op.containsAnchor {
-                    !(home?.isAncestorOrSelf(ofJoined: $0, $1) ?? false) && !insideJoined($0, $1)
-                }
-            }
             let outcome: Outcome
-            if spansOut, case .rejected(let reason) = previous, let failing = reason.path, !inside(failing) {
-                // Rejected by a part outside the regions, which nothing here can change; a part
-                // inside that comes first may fail now instead.
-                outcome = decideRejectedBatch(op, failingAt: failing, reason: reason, mini: &mini, inside: inside)
+            if op.stamp < stamp || outside.contains(op.stamp) {
+                // Ops stamped before the change keep their outcomes; so do those above the regions.
+                Fold.replay(op, outcome: previous, to: &mini, registry: registry)
+                outcome = previous
             } else {
-                outcome = applyTracked(op, to: &mini, forcedAt: spansOut ? { !inside($0) } : nil) {
-                    self.transactionStillValid(
-                        $0, previous: previous, arriving: arriving, arrivingStamps: arrivingStamps)
+                statistics.redecidedOps += 1
+                // The region the op was collected for holds it, most often: asked first, before every root.
+                let (decided, spansOut) = redecide(
+                    op, previous: previous, home: region.map { roots[$0] }, within: rootSet, arriving: arriving,
+                    arrivingStamps: arrivingStamps, mini: &mini)
+                if decided != previous || arrivingStamps.contains(op.stamp) {
+                    record(decided, of: op, report: &report)
                 }
+                if spansOut, previous == .applied, decided != .applied { flipped.append(op) }
+                outcome = decided
             }
-            if outcome != previous || arrivingStamps.contains(op.stamp) { record(outcome, of: op, report: &report) }
-            if spansOut, previous == .applied, outcome != .applied { flipped.append(op) }
             if cut.isCut(
                 after: op, at: position, region: region, outcome: outcome, previous: previous, in: ops,
                 engine: self)
@@ -130,23 +84,7 @@ extension MergeEngine {
             }
         }
         for next in pending { mini.write(regions[next].value ?? .null, at: regions[next].root) }
-        for region in regions {
-            guard let node = index.node(at: region.root.keys[...]) else { continue }
-            // Those below the frontier go too: no re-fold can start from them, and thinning keeps old ones.
-            var snapshots = node.snapshots.filter { snapshot in
-                (region.start.map { snapshot.stamp <= $0 } ?? false) && (frontier.map { snapshot.stamp >= $0 } ?? true)
-            }
-            snapshots += region.kept
-            node.snapshots = Self.thinned(snapshots, to: CoreLimits.snapshotsPerNodeMax)
-            node.snapshotsTakenAt = index.arrivals
-        }
-        for root in roots where !cut.found {
-            let new = mini.value(at: root)
-            let old = state.value(at: root)
-            guard new != old else { continue }
-            state.write(new, at: root)
-            if capturesChanges { report.changes.append(Change(path: root, old: old, new: new)) }
-        }
+        finish(regions, writingState: !cut.found, from: mini, report: &report)
         // A batch that no longer applies must also be taken back where it wrote outside these regions.
         var rebuilt = roots
         for op in flipped {
@@ -157,124 +95,82 @@ extension MergeEngine {
         return rebuilt
     }
 
-    /// Where a re-fold may stop early. Past the change and every arriving op, an op that wrote a whole
-    /// subtree holding a region and kept its applied outcome (a `set`, a merge child or a transaction,
-    /// at the region's root or above) *seals* the region: from there on the region sees the same ops
-    /// and values as before the change. An op past the change whose outcome changes unseals the regions
-    /// it touches. Once every region is sealed, later ops decide as before, except transactions, whose
-    /// rule depends on the ops added: so the re-fold stops there when no later transaction changes its
-    /// outcome, and the regions' current states are their re-folded states.
-    struct CutSearch {
-        let roots: [Path]
-        /// The change and the arriving ops are at or before this stamp.
-        let after: Stamp
-        let arriving: [Op]
-        let arrivingStamps: Set<Stamp>
-        let outside: Set<Stamp>
-        private var sealed: [Bool]
-        private var sealedCount = 0
-        /// The position of the last op in the re-fold whose transaction outcome flips; computed when
-        /// every region is first sealed (-1: none).
-        private var lastFlipping: Int?
-        /// Every arriving op decided so far wrote nothing (it was rejected) and every other op decided
-        /// as before: the regions are as they were. Only for re-folds of arriving ops over a state that
-        /// is the fold of the recorded outcomes (a re-fold after a batch flipped has no arriving ops).
-        private var unchanged: Bool
-        private(set) var found = false
+    /// True when the regions of a re-fold hold the fold of the logged ops other than `arriving` with
+    /// their recorded outcomes. An arriving merge or batch may already be applied in some of its regions
+    /// (by an earlier re-fold of another region, or written there at once, write by write) and be
+    /// rejected here; and a region an earlier re-fold of the batch rebuilt may hold its undecided ops.
+    private static func stateIsRecorded(anchors: [Path], arriving: [Op], rebuiltBefore: [Path]?) -> Bool {
+        guard let rebuiltBefore, !arriving.contains(where: \.hasSeveralAnchors) else { return false }
+        return !anchors.contains { root in rebuiltBefore.contains { $0.isRelated(to: root) } }
+    }
 
-        init(
-            roots: [Path], change: Stamp, arriving: [Op], arrivingStamps: Set<Stamp>, outside: Set<Stamp>,
-            stateIsRecorded: Bool
-        ) {
-            self.roots = roots
-            after = arriving.reduce(change) { max($0, $1.stamp) }
-            self.arriving = arriving
-            self.arrivingStamps = arrivingStamps
-            self.outside = outside
-            sealed = Array(repeating: false, count: roots.count)
-            unchanged = stateIsRecorded && !arriving.isEmpty
-        }
-
-        /// Takes in the decision on `op`, at `position` in the replayed `ops`; true when the re-fold can
-        /// stop after it. `region` is the position of the one region the op touches (nil when it touches
-        /// several): an op inside one region can rewrite no other root.
-        mutating func isCut(
-            after op: Op, at position: Int, region: Int?, outcome: Outcome, previous: Outcome, in ops: [Op],
-            engine: MergeEngine
-        ) -> Bool {
-            if arrivingStamps.contains(op.stamp) {
-                if outcome == .applied { unchanged = false }
-            } else if outcome != previous {
-                unchanged = false
-            }
-            guard op.stamp > after else { return false }
-            if unchanged {
-                // Past every arriving op with nothing written: later ops decide as before, except
-                // transactions the arriving ops make stale (the rule counts rejected ops too).
-                if lastFlipping == nil { lastFlipping = lastFlipping(in: ops, engine: engine) }
-                if let lastFlipping, position > lastFlipping {
-                    found = true
-                    return true
-                }
-            }
-            if outcome != previous {
-                if sealedCount > 0 {
-                    for index in roots.indices where sealed[index] && op.hasAnchor(relatedTo: roots[index]) {
-                        sealed[index] = false
-                        sealedCount -= 1
-                    }
-                }
-                return false
-            }
-            guard outcome == .applied else { return false }
-            switch op.kind {
-            case .set, .transaction, .merge: break
-            case .increment, .batch, .call: return false
-            }
-            let candidates = region.map { $0..<$0 + 1 } ?? roots.indices
-            for index in candidates where !sealed[index] && Self.rewrites(op, wholly: roots[index]) {
-                sealed[index] = true
-                sealedCount += 1
-            }
-            guard sealedCount == roots.count else { return false }
-            if lastFlipping == nil { lastFlipping = lastFlipping(in: ops, engine: engine) }
-            guard let lastFlipping, position > lastFlipping else { return false }
-            found = true
-            return true
-        }
-
-        /// True when `op`, applied, writes a whole subtree that holds `root`: a set or a transaction of it
-        /// or of an ancestor, or a merge child at it or at an ancestor.
-        static func rewrites(_ op: Op, wholly root: Path) -> Bool {
-            switch op.kind {
-            case .set, .transaction: return op.path.isAncestorOrSelf(of: root)
-            case .merge(let children):
-                let base = op.path.keys
-                guard base.count <= root.depth, root.keys.starts(with: base) else { return false }
-                return children.contains { child in
-                    let relative = child.relative.keys
-                    return base.count + relative.count <= root.depth && root.keys[base.count...].starts(with: relative)
-                }
-            case .increment, .batch, .call: return false
+    /// The regions of a re-fold, each starting from the latest point before `stamp` whose value is
+    /// known (a snapshot an earlier re-fold kept, or a blind set of exactly the region: the region is
+    /// not ready until replay passes it), or else from the base, written into `mini` at once.
+    private func startRegions(_ roots: [Path], before stamp: Stamp, into mini: inout Value) -> [Region] {
+        var regions: [Region] = []
+        for root in roots {
+            index.refolding(at: root.keys, from: stamp)
+            if let point = startPoint(at: root, before: stamp) {
+                regions.append(Region(root: root, start: point.stamp, value: point.value, ready: false))
+                statistics.checkpointStarts += 1
+            } else {
+                mini.write(base.value(at: root), at: root)
+                regions.append(Region(root: root, start: nil, value: nil, ready: true))
             }
         }
+        return regions
+    }
 
-        /// The position of the last transaction stamped after `after` whose outcome the arriving ops
-        /// change (one applied before that the rule now rejects), or -1.
-        func lastFlipping(in ops: [Op], engine: MergeEngine) -> Int {
-            for position in ops.indices.reversed() {
-                let op = ops[position]
-                guard op.stamp > after else { return -1 }
-                guard case .transaction = op.kind, !outside.contains(op.stamp) else { continue }
-                let previous = engine.unusualOutcomes[op.stamp] ?? .applied
-                guard previous == .applied else { continue }
-                if !engine.transactionStillValid(
-                    op, previous: previous, arriving: arriving, arrivingStamps: arrivingStamps)
-                {
-                    return position
-                }
+    /// Decides again, replayed into `mini`, an op stamped after the change of a re-fold, and says
+    /// whether it spans out of the regions (`home` is the one region it was collected for, if one).
+    private func redecide(
+        _ op: Op, previous: Outcome, home: Path?, within rootSet: RootSet, arriving: [Op], arrivingStamps: Set<Stamp>,
+        mini: inout Value
+    ) -> (outcome: Outcome, spansOut: Bool) {
+        let inside = { (path: Path) in rootSet.holds(joined: path.keys, []) }
+        let spansOut: Bool
+        switch op.kind {
+        case .set, .increment, .transaction, .call:
+            spansOut = !(home?.isAncestorOrSelf(of: op.path) ?? false) && !inside(op.path)
+        case .merge, .batch:
+            spansOut = op.containsAnchor {
+                !(home?.isAncestorOrSelf(ofJoined: $0, $1) ?? false) && !rootSet.holds(joined: $0, $1)
             }
-            return -1
+        }
+        if spansOut, case .rejected(let reason) = previous, let failing = reason.path, !inside(failing) {
+            // Rejected by a part outside the regions, which nothing here can change; a part inside that
+            // comes first may fail now instead.
+            let outcome = decideRejectedBatch(op, failingAt: failing, reason: reason, mini: &mini, inside: inside)
+            return (outcome, spansOut)
+        }
+        let outcome = applyTracked(op, to: &mini, forcedAt: spansOut ? { !inside($0) } : nil) {
+            self.transactionStillValid($0, previous: previous, arriving: arriving, arrivingStamps: arrivingStamps)
+        }
+        return (outcome, spansOut)
+    }
+
+    /// Ends a re-fold: each region keeps the snapshots from before its start point and those the replay
+    /// took, and, unless the re-fold stopped at a cut (where the state already holds the re-folded
+    /// values), the state takes the regions' values from `mini`.
+    private func finish(_ regions: [Region], writingState: Bool, from mini: Value, report: inout ApplyReport) {
+        for region in regions {
+            guard let node = index.node(at: region.root.keys[...]) else { continue }
+            // Those below the frontier go too: no re-fold can start from them, and thinning keeps old ones.
+            var snapshots = node.snapshots.filter { snapshot in
+                (region.start.map { snapshot.stamp <= $0 } ?? false) && (frontier.map { snapshot.stamp >= $0 } ?? true)
+            }
+            snapshots += region.kept
+            node.snapshots = Self.thinned(snapshots, to: CoreLimits.snapshotsPerNodeMax)
+            node.snapshotsTakenAt = index.arrivals
+        }
+        guard writingState else { return }
+        for region in regions {
+            let new = mini.value(at: region.root)
+            let old = state.value(at: region.root)
+            guard new != old else { continue }
+            state.write(new, at: region.root)
+            if capturesChanges { report.changes.append(Change(path: region.root, old: old, new: new)) }
         }
     }
 
@@ -482,123 +378,6 @@ extension MergeEngine {
         for path in sorted where !(result.last?.isAncestorOrSelf(of: path) ?? false) { result.append(path) }
         return result
     }
-
-    /// One region of a re-fold: its root, the point replay knows its value at (nil: the base), whether
-    /// replay has passed that point, and the snapshots the replay keeps of it.
-    struct Region {
-        var root: Path
-        var start: Stamp?
-        var value: Value?
-        var ready: Bool
-        var kept: [(stamp: Stamp, value: Value)] = []
-        /// Ops replayed into the region since the last snapshot kept (or since it became ready).
-        var sinceKept = 0
-        /// Ops to replay since the last snapshot before the next is looked at: what the region's size
-        /// allows, doubled each time it is found too large for the ops between (see `keepSnapshot`).
-        var nextLook = CoreLimits.snapshotSpacing
-    }
-
-    /// Snapshots (ascending by stamp) cut down to at most `limit`, spaced by age so that a late op
-    /// finds one close before it however late it is (keeping only the newest left an op later than
-    /// all of them the base, and a replay of the region's whole log).
-    ///
-    /// The newest third stay as they are. Of the older ones, the time from a snapshot to the newest (in
-    /// stamp time units) falls in a power-of-two band, and of the snapshots in one slot of that band's
-    /// width only the first stays: the slots of a band nest in those of the next, so a snapshot dropped
-    /// now would be dropped by any later thinning too, and an op finds one at most about twice its
-    /// lateness back. Past `limit`, the oldest go.
-    static func thinned(_ snapshots: [(stamp: Stamp, value: Value)], to limit: Int) -> [(stamp: Stamp, value: Value)] {
-        let dense = limit / 3
-        guard snapshots.count > dense, let newest = snapshots.last?.stamp.time else { return snapshots }
-        var kept: [(stamp: Stamp, value: Value)] = []
-        kept.reserveCapacity(limit)
-        for snapshot in snapshots.dropLast(dense) {
-            let age = newest > snapshot.stamp.time ? newest - snapshot.stamp.time : 0
-            let band = age == 0 ? 0 : UInt64(UInt64.bitWidth - 1 - age.leadingZeroBitCount)
-            if let last = kept.last, last.stamp.time >> band == snapshot.stamp.time >> band { continue }
-            kept.append(snapshot)
-        }
-        kept += snapshots.suffix(dense)
-        if kept.count > limit { kept.removeFirst(kept.count - limit) }
-        return kept
-    }
-
-    /// Keeps a snapshot of each region whose value replay knows, every few ops that touch it and after
-    /// the last one, where the value is small enough to share cheaply. `touched` is the position of the
-    /// one region `op` (replayed last) touches, or nil when it touches several: those holding one of
-    /// its anchors, and those under an anchor that lies above regions. A re-fold of many regions thus
-    /// counts and reads only the regions an op touched, and after its last op only those an op touched
-    /// since their last snapshot (a region's start or its last snapshot holds the value of the others).
-    /// A re-fold of a few regions counts every op for each and looks at each after its last op.
-    func keepSnapshots(
-        of regions: inout [Region], touched: Int?, by op: Op, in roots: RootSet, last: Bool, mini: Value
-    ) {
-        if !last, let touched {
-            // One region: the others are not even looked at (a re-fold may hold hundreds).
-            keepSnapshot(of: &regions[touched], after: op.stamp, last: false, in: mini)
-            return
-        }
-        if regions.count <= RootSet.linearMax {
-            // A few regions: looking at each costs less than finding those the op touched.
-            for position in regions.indices {
-                keepSnapshot(of: &regions[position], after: op.stamp, last: last, in: mini)
-            }
-            return
-        }
-        var positions: [Int] = []
-        if let touched {
-            positions = [touched]
-        } else {
-            _ = op.containsAnchor { head, tail in
-                if let position = roots.position(holdingJoined: head, tail) {
-                    positions.append(position)
-                } else {
-                    positions += roots.positions(under: Path(uncheckedKeys: head + tail))
-                }
-                return false
-            }
-        }
-        if positions.count > 1 { positions = Array(Set(positions)) }
-        guard last else {
-            for position in positions { keepSnapshot(of: &regions[position], after: op.stamp, last: false, in: mini) }
-            return
-        }
-        for position in positions where regions[position].ready { regions[position].sinceKept += 1 }
-        for position in regions.indices where regions[position].sinceKept > 0 {
-            keepSnapshot(of: &regions[position], after: op.stamp, last: true, counted: true, in: mini)
-        }
-    }
-
-    /// A snapshot shares the region's value, so the next writes there copy every object on their
-    /// paths: up to the whole region. It is kept every ``CoreLimits/snapshotSpacing`` ops when the
-    /// region is small (``CoreLimits/snapshotNodesSmall``), else only when it holds at most
-    /// ``CoreLimits/snapshotNodesPerOp`` nodes per op replayed since the last one: copies and counting
-    /// then cost a bounded amount per replayed op however large the region is (a re-fold of the whole
-    /// tree, whose top has a handful of children, used to copy its largest objects every 8 ops). The
-    /// next look comes when the region as last counted would allow one, and after twice as many ops
-    /// each time it is found too large.
-    /// `counted`: the op was counted already (a last look at a region that op did not touch).
-    private func keepSnapshot(
-        of region: inout Region, after stamp: Stamp, last: Bool, counted: Bool = false, in mini: Value
-    ) {
-        guard region.ready else { return }
-        if !counted { region.sinceKept += 1 }
-        guard region.sinceKept >= region.nextLook || last else { return }
-        let value = mini.value(at: region.root)
-        let perOp = CoreLimits.snapshotNodesPerOp
-        let budget = max(CoreLimits.snapshotNodesSmall, region.sinceKept * perOp)
-        guard let nodes = value.nodeCount(atMost: budget) else {
-            if region.sinceKept >= region.nextLook { region.nextLook = region.sinceKept * 2 }
-            return
-        }
-        region.kept.append((stamp, value))
-        region.sinceKept = 0
-        region.nextLook =
-            nodes <= CoreLimits.snapshotNodesSmall ? CoreLimits.snapshotSpacing : (nodes + perOp - 1) / perOp
-    }
-
-    /// What ``collect(_:)`` says of an op that touches several regions.
-    static let severalRegions: Int32 = -1
 
     /// Every op touching a region stamped after the region's start, sorted by stamp; for each, the
     /// position of the region it touches, or ``severalRegions``; and the stamps of those that only touch
