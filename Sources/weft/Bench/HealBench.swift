@@ -49,28 +49,9 @@ enum HealBench {
         let baselineSeconds = try await mergeLocally(leaves, into: folder + "/baseline.sqlite")
 
         progress.step("heal: \(options.replicas) replicas connect to the hub")
-        let token = try AuthToken(string: "bench secret shared by the hub and its leaves")
-        var quiet = Logger(label: "weft.bench.heal")
-        quiet.logLevel = .error
-        var hubBook = TokenBook()
-        for index in 0..<options.replicas { hubBook.set(token, for: "leaf\(index)") }
-        let hubDriver = try SyncDriver(
-            replica: hub,
-            configuration: SyncConfiguration(replica: hub.replicaID, role: .hub, name: "hub", tokens: hubBook),
-            logger: quiet)
-        var drivers = [hubDriver]
-        let port = try await hubDriver.listen(on: "127.0.0.1", port: 0)
         let before = roads([hub] + leaves)
         let start = ContinuousClock.now
-        for (index, leaf) in leaves.enumerated() {
-            let driver = try SyncDriver(
-                replica: leaf,
-                configuration: SyncConfiguration(
-                    replica: leaf.replicaID, role: .peer, name: "leaf\(index)", tokens: TokenBook(["hub": token])),
-                logger: quiet)
-            drivers.append(driver)
-            try await driver.addPeer(host: "127.0.0.1", port: port)
-        }
+        let drivers = try await connect(leaves, to: hub)
         let everyone = [hub] + leaves
         let healSeconds = try await waitForEqualDigests(everyone, ops: total, since: start, progress: progress)
         let bytesSent = drivers.reduce(0) { $0 + $1.status.bytesSent }
@@ -82,16 +63,7 @@ enum HealBench {
                 + "replaying \(after.replayedOps - before.replayedOps) ops")
 
         progress.step("heal: checking \(options.counters) counters on \(everyone.count) replicas")
-        var countersExact = true
-        for replica in everyone {
-            for (counter, sum) in expected.enumerated() {
-                let value = replica.value(at: try counterPath(counter))
-                if value != .int(sum) {
-                    countersExact = false
-                    progress.step("heal: counter \(counter) is \(value.jsonString()), expected \(sum)")
-                }
-            }
-        }
+        let countersExact = try countersAreExact(on: everyone, expected: expected, progress: progress)
         for driver in drivers { await driver.shutdown() }
         for replica in everyone { await replica.shutdown() }
         return [
@@ -107,6 +79,50 @@ enum HealBench {
             Measurement(
                 suite: "heal", name: "counters exact on every replica", value: countersExact ? 1 : 0, unit: "bool"),
         ]
+    }
+
+    /// Starts a hub driver listening on an ephemeral loopback port and one driver per leaf dialing it;
+    /// returns them all, the hub's first.
+    private static func connect(_ leaves: [Replica], to hub: Replica) async throws -> [SyncDriver] {
+        let token = try AuthToken(string: "bench secret shared by the hub and its leaves")
+        var quiet = Logger(label: "weft.bench.heal")
+        quiet.logLevel = .error
+        var hubBook = TokenBook()
+        for index in leaves.indices { hubBook.set(token, for: "leaf\(index)") }
+        let hubDriver = try SyncDriver(
+            replica: hub,
+            configuration: SyncConfiguration(replica: hub.replicaID, role: .hub, name: "hub", tokens: hubBook),
+            logger: quiet)
+        var drivers = [hubDriver]
+        let port = try await hubDriver.listen(on: "127.0.0.1", port: 0)
+        for (index, leaf) in leaves.enumerated() {
+            let driver = try SyncDriver(
+                replica: leaf,
+                configuration: SyncConfiguration(
+                    replica: leaf.replicaID, role: .peer, name: "leaf\(index)", tokens: TokenBook(["hub": token])),
+                logger: quiet)
+            drivers.append(driver)
+            try await driver.addPeer(host: "127.0.0.1", port: port)
+        }
+        return drivers
+    }
+
+    /// True when every counter on every replica equals the exact sum of its increments; prints each
+    /// that does not.
+    private static func countersAreExact(on replicas: [Replica], expected: [Int64], progress: BenchProgress) throws
+        -> Bool
+    {
+        var countersExact = true
+        for replica in replicas {
+            for (counter, sum) in expected.enumerated() {
+                let value = replica.value(at: try counterPath(counter))
+                if value != .int(sum) {
+                    countersExact = false
+                    progress.step("heal: counter \(counter) is \(value.jsonString()), expected \(sum)")
+                }
+            }
+        }
+        return countersExact
     }
 
     /// The replicas' writes made apart, round robin (as replicas cut off from each other write at the same
