@@ -17,89 +17,109 @@ extension MergeEngine {
             // A set always applies, and its new value is the value written.
             report.outcomes[op.stamp] = .applied
             writeInOrder(value, at: op.path, report: &report)
-            return
         case .increment(let by, let from):
-            // One walk reads the counter and writes the sum; a scalar above it takes the general road.
-            var old = Value.null
-            var result = Fold.Increment.sum(.null)
-            let walked = state.update(at: op.path.keys[...]) { node in
-                old = node
-                result = Fold.incremented(node, by: by, from: from, at: op.path)
-                if case .sum(let sum) = result { node = sum }
+            if !applyIncrementInOrder(op, by: by, from: from, report: &report) {
+                applyTrackedInOrder(op, covered: covered, report: &report)
             }
-            guard walked else { fallthrough }
-            switch result {
-            case .sum(let sum):
-                // The op is new: it is not in `incrementsFromNull` yet.
-                if old.isNull { incrementsFromNull.insert(op.stamp) }
-                report.outcomes[op.stamp] = .applied
-                // No scalar above, and a number or null replaced by a number: one row in a store.
-                if capturesChanges { report.changes.append(Change(path: op.path, old: old, new: sum, isOneRow: true)) }
-            case .rejected(let rejection):
-                record(.rejected(rejection), of: op, report: &report)
-            }
-            return
-        case .transaction, .call:
-            if case .transaction(_, let result) = op.kind {
-                // In order, the index answered the transaction rule on the way in.
-                guard covered else {
-                    record(.rejected(.staleRead(op.path)), of: op, report: &report)
-                    return
-                }
-                report.outcomes[op.stamp] = .applied
-                writeInOrder(result, at: op.path, report: &report)
+        case .transaction(_, let result):
+            // In order, the index answered the transaction rule on the way in.
+            guard covered else {
+                record(.rejected(.staleRead(op.path)), of: op, report: &report)
                 return
             }
-            let old = capturesChanges ? state.value(at: op.path) : .null
-            let outcome = applyTracked(op, to: &state) { _ in covered }
-            if outcome == .applied {
-                report.outcomes[op.stamp] = .applied
-                if capturesChanges {
-                    report.changes.append(Change(path: op.path, old: old, new: state.value(at: op.path)))
-                }
-            } else {
-                record(outcome, of: op, report: &report)
-            }
-            return
+            report.outcomes[op.stamp] = .applied
+            writeInOrder(result, at: op.path, report: &report)
+        case .call:
+            applyTrackedInOrder(op, covered: covered, report: &report)
         case .merge(let children):
             // Its children are disjoint and it always applies: each is written as an in-order set is.
             report.outcomes[op.stamp] = .applied
             for child in children {
                 writeInOrder(child.value, at: Path(uncheckedKeys: op.path.keys + child.relative.keys), report: &report)
             }
-        case .batch(let writes) where anchorCount > 1:
-            guard let disjoint = Self.disjointWrites(writes, anchorCount: anchorCount) else { fallthrough }
-            // All or nothing: every increment's sum is known before anything is written. The writes are
-            // disjoint, so none changes what another meets, and the first that fails rejects the batch.
-            var sums: [Value] = []
-            for (path, write) in disjoint {
-                guard case .increment(let by, let from) = write else { continue }
-                switch Fold.incremented(state.value(at: path), by: by, from: from, at: path) {
-                case .sum(let sum):
-                    sums.append(sum)
-                case .rejected(let rejection):
-                    record(.rejected(rejection), of: op, report: &report)
-                    return
-                }
+        case .batch(let writes):
+            if anchorCount > 1, let disjoint = Self.disjointWrites(writes, anchorCount: anchorCount) {
+                applyDisjointBatchInOrder(op, writes: disjoint, report: &report)
+            } else {
+                applyBatchInOrder(op, covered: covered, report: &report)
             }
+        }
+    }
+
+    /// An increment in order, in one walk that reads the counter and writes the sum. Returns false, with
+    /// the state untouched, when a scalar lies above the counter: the increment then takes the general
+    /// road.
+    private func applyIncrementInOrder(_ op: Op, by: Number, from: Number, report: inout ApplyReport) -> Bool {
+        var old = Value.null
+        var result = Fold.Increment.sum(.null)
+        let walked = state.update(at: op.path.keys[...]) { node in
+            old = node
+            result = Fold.incremented(node, by: by, from: from, at: op.path)
+            if case .sum(let sum) = result { node = sum }
+        }
+        guard walked else { return false }
+        switch result {
+        case .sum(let sum):
+            // The op is new: it is not in `incrementsFromNull` yet.
+            if old.isNull { incrementsFromNull.insert(op.stamp) }
             report.outcomes[op.stamp] = .applied
-            var nextSum = sums.makeIterator()
-            for (path, write) in disjoint {
-                switch write {
-                case .value(let value): writeInOrder(value, at: path, report: &report)
-                case .increment: writeInOrder(nextSum.next() ?? .null, at: path, report: &report)
-                }
-            }
-            return
-        case .batch:
-            let olds = capturesChanges ? changeRoots(of: op) : []
-            let outcome = applyTracked(op, to: &state) { _ in covered }
+            // No scalar above, and a number or null replaced by a number: one row in a store.
+            if capturesChanges { report.changes.append(Change(path: op.path, old: old, new: sum, isOneRow: true)) }
+        case .rejected(let rejection):
+            record(.rejected(rejection), of: op, report: &report)
+        }
+        return true
+    }
+
+    /// A call, or an increment under a scalar, in order: applied as the fold applies it, its one node's
+    /// change reported.
+    private func applyTrackedInOrder(_ op: Op, covered: Bool, report: inout ApplyReport) {
+        let old = capturesChanges ? state.value(at: op.path) : .null
+        let outcome = applyTracked(op, to: &state) { _ in covered }
+        guard outcome == .applied else {
             record(outcome, of: op, report: &report)
-            if outcome == .applied {
-                for (path, old) in olds {
-                    report.changes.append(Change(path: path, old: old, new: state.value(at: path)))
-                }
+            return
+        }
+        report.outcomes[op.stamp] = .applied
+        if capturesChanges { report.changes.append(Change(path: op.path, old: old, new: state.value(at: op.path))) }
+    }
+
+    /// A batch of disjoint writes in order. All or nothing: every increment's sum is known before
+    /// anything is written. The writes are disjoint, so none changes what another meets, and the first
+    /// that fails rejects the batch.
+    private func applyDisjointBatchInOrder(
+        _ op: Op, writes: [(path: Path, write: DisjointWrite)], report: inout ApplyReport
+    ) {
+        var sums: [Value] = []
+        for (path, write) in writes {
+            guard case .increment(let by, let from) = write else { continue }
+            switch Fold.incremented(state.value(at: path), by: by, from: from, at: path) {
+            case .sum(let sum):
+                sums.append(sum)
+            case .rejected(let rejection):
+                record(.rejected(rejection), of: op, report: &report)
+                return
             }
+        }
+        report.outcomes[op.stamp] = .applied
+        var nextSum = sums.makeIterator()
+        for (path, write) in writes {
+            switch write {
+            case .value(let value): writeInOrder(value, at: path, report: &report)
+            case .increment: writeInOrder(nextSum.next() ?? .null, at: path, report: &report)
+            }
+        }
+    }
+
+    /// Any other batch in order: applied as the fold applies it, the change of each root it writes
+    /// reported.
+    private func applyBatchInOrder(_ op: Op, covered: Bool, report: inout ApplyReport) {
+        let olds = capturesChanges ? changeRoots(of: op) : []
+        let outcome = applyTracked(op, to: &state) { _ in covered }
+        record(outcome, of: op, report: &report)
+        guard outcome == .applied else { return }
+        for (path, old) in olds {
+            report.changes.append(Change(path: path, old: old, new: state.value(at: path)))
         }
     }
 

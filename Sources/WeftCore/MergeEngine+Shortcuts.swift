@@ -72,17 +72,7 @@ extension MergeEngine {
             node.descendantMax.map({ $0 <= op.stamp }) ?? true,
             !hasScalarAboveInBase(op.path)
         else { return false }
-        var laters: [Op] = []
-        var known = true
-        node.own.forEach(after: op.stamp) { anchored in
-            guard known else { return }
-            guard laters.count < CoreLimits.counterWindowMax, let later = logged(anchored) else {
-                known = false
-                return
-            }
-            laters.append(later)
-        }
-        guard known else { return false }
+        guard let laters = loggedOps(at: node, after: op.stamp) else { return false }
         var counter = value
         /// Outcomes to record, with the null mark of plain increments (nil for other ops).
         var decided: [(op: Op, outcome: Outcome, metNull: Bool?)] = []
@@ -130,17 +120,40 @@ extension MergeEngine {
                 return false
             }
         }
-        if let hiddenAt {
-            // Every transaction after the hiding write must have seen the late one: one that had not is
-            // stale now.
-            for later in laters[(hiddenAt + 1)...] {
-                if case .transaction(let read, _) = later.kind, !read.contains(origin: op.origin, sequence: op.sequence)
-                {
-                    return false
-                }
-            }
+        // Every transaction after the hiding write must have seen the late one: one that had not is stale now.
+        if let hiddenAt, laters[(hiddenAt + 1)...].contains(where: { $0.isTransaction(unawareOf: op) }) {
+            return false
         }
         statistics.counterShortcuts += 1
+        record(decided, report: &report)
+        guard hiddenAt == nil else { return true }
+        let old = state.value(at: op.path)
+        if old != counter {
+            state.write(counter, at: op.path)
+            if capturesChanges { report.changes.append(Change(path: op.path, old: old, new: counter)) }
+        }
+        return true
+    }
+
+    /// The logged ops anchored at `node` after `stamp`, in stamp order; nil when one is not logged or
+    /// more than ``CoreLimits/counterWindowMax`` are.
+    private func loggedOps(at node: PathIndex.Node, after stamp: Stamp) -> [Op]? {
+        var laters: [Op] = []
+        var known = true
+        node.own.forEach(after: stamp) { anchored in
+            guard known else { return }
+            guard laters.count < CoreLimits.counterWindowMax, let later = logged(anchored) else {
+                known = false
+                return
+            }
+            laters.append(later)
+        }
+        return known ? laters : nil
+    }
+
+    /// Records the outcomes a replay of a counter decided again, and whether each plain increment met a
+    /// null counter (nil for other ops).
+    private func record(_ decided: [(op: Op, outcome: Outcome, metNull: Bool?)], report: inout ApplyReport) {
         for (later, outcome, metNull) in decided {
             if outcome != unusualOutcomes[later.stamp] ?? .applied {
                 record(outcome, of: later, report: &report)
@@ -152,13 +165,6 @@ extension MergeEngine {
                 incrementsFromNull.remove(later.stamp)
             }
         }
-        guard hiddenAt == nil else { return true }
-        let old = state.value(at: op.path)
-        if old != counter {
-            state.write(counter, at: op.path)
-            if capturesChanges { report.changes.append(Change(path: op.path, old: old, new: counter)) }
-        }
-        return true
     }
 
     /// Whether the increment of `path` in a batch comes before every increment of `failing` (true) or
@@ -227,9 +233,7 @@ extension MergeEngine {
                 saw = false
                 return
             }
-            if case .transaction(let read, _) = later.kind, !read.contains(origin: op.origin, sequence: op.sequence) {
-                saw = false
-            }
+            if later.isTransaction(unawareOf: op) { saw = false }
         }
         return saw
     }
@@ -396,5 +400,13 @@ extension MergeEngine {
         applyLateBlindWrites(
             op, writes: blind, parts: blindParts, alsoRefolding: refolded, pending: &pending, report: &report)
         return true
+    }
+}
+
+extension Op {
+    /// True when this op is a transaction whose origin had not seen `op` when it read.
+    func isTransaction(unawareOf op: Op) -> Bool {
+        guard case .transaction(let read, _) = kind else { return false }
+        return !read.contains(origin: op.origin, sequence: op.sequence)
     }
 }

@@ -159,68 +159,78 @@ final class PathIndex {
                 }
             }
         case .merge(let children):
-            var nodes: [Unmanaged<Node>] = []
-            nodes.reserveCapacity(children.count)
-            if children.count > 1 { probe.parts.reserveCapacity(children.count) }
-            for child in children {
-                let node = recordPart(
-                    op, at: op.path.keys, child.relative.keys, listed: children.count > 1, probe: &probe)
-                nodes.append(node)
-            }
-            if children.count == 1 { probe.anchor = nodes[0] }
-            for position in children.indices {
-                markLeaves(of: children[position].value, from: nodes[position])
-                nodes[position]._withUnsafeGuaranteedRef { $0.addWritten(children[position].value) }
-            }
+            insertMerge(op, children: children, probe: &probe)
         case .batch(let writes):
-            // Each anchor once (a batch may write one node in several parts), and for each part, in the
-            // order ``Op/forEachAnchor(_:)`` gives them, the position of its anchor.
-            var anchors: [[Key]] = []
-            var partAnchors: [Int] = []
-            op.forEachAnchor { head, tail in
-                let keys = tail.isEmpty ? head : head + tail
-                if let known = anchors.firstIndex(of: keys) {
-                    partAnchors.append(known)
-                } else {
-                    partAnchors.append(anchors.count)
-                    anchors.append(keys)
-                }
-            }
-            var nodes: [Unmanaged<Node>] = []
-            nodes.reserveCapacity(anchors.count)
-            if anchors.count > 1 { probe.parts.reserveCapacity(anchors.count) }
-            for anchor in anchors {
-                nodes.append(recordPart(op, at: anchor, [], listed: anchors.count > 1, probe: &probe))
-            }
-            if nodes.count == 1 { probe.anchor = nodes[0] }
-            // Where the batch may put scalars, and the numbers it writes, marked from the nodes the walks
-            // reached, part by part.
-            var parts = partAnchors.makeIterator()
-            func nextNode() -> Unmanaged<Node>? { parts.next().map { nodes[$0] } }
-            for write in writes {
-                switch write {
-                case .set(_, let value):
-                    guard let node = nextNode() else { continue }
-                    markLeaves(of: value, from: node)
-                    node._withUnsafeGuaranteedRef { $0.addWritten(value) }
-                case .merge(_, let children):
-                    for child in children {
-                        guard let node = nextNode() else { continue }
-                        markLeaves(of: child.value, from: node)
-                        node._withUnsafeGuaranteedRef { $0.addWritten(child.value) }
-                    }
-                case .increment(_, let by, let from):
-                    guard let node = nextNode() else { continue }
-                    node._withUnsafeGuaranteedRef { node in
-                        node.mayBeScalar = true
-                        node.addWritten(by)
-                        node.addWritten(from)
-                    }
-                }
-            }
+            insertBatch(op, writes: writes, probe: &probe)
         }
         if probe.laterAbove { probe.conflicts = true }
         return probe
+    }
+
+    /// Records a merge at each of its children's nodes and marks where it may put scalars.
+    private func insertMerge(_ op: Op, children: [MergeChild], probe: inout Probe) {
+        var nodes: [Unmanaged<Node>] = []
+        nodes.reserveCapacity(children.count)
+        if children.count > 1 { probe.parts.reserveCapacity(children.count) }
+        for child in children {
+            let node = recordPart(
+                op, at: op.path.keys, child.relative.keys, listed: children.count > 1, probe: &probe)
+            nodes.append(node)
+        }
+        if children.count == 1 { probe.anchor = nodes[0] }
+        for position in children.indices {
+            markLeaves(of: children[position].value, from: nodes[position])
+            nodes[position]._withUnsafeGuaranteedRef { $0.addWritten(children[position].value) }
+        }
+    }
+
+    /// Records a batch at each node it writes and marks where it may put scalars.
+    private func insertBatch(_ op: Op, writes: [Write], probe: inout Probe) {
+        // Each anchor once (a batch may write one node in several parts), and for each part, in the
+        // order ``Op/forEachAnchor(_:)`` gives them, the position of its anchor.
+        var anchors: [[Key]] = []
+        var partAnchors: [Int] = []
+        op.forEachAnchor { head, tail in
+            let keys = tail.isEmpty ? head : head + tail
+            if let known = anchors.firstIndex(of: keys) {
+                partAnchors.append(known)
+            } else {
+                partAnchors.append(anchors.count)
+                anchors.append(keys)
+            }
+        }
+        var nodes: [Unmanaged<Node>] = []
+        nodes.reserveCapacity(anchors.count)
+        if anchors.count > 1 { probe.parts.reserveCapacity(anchors.count) }
+        for anchor in anchors {
+            nodes.append(recordPart(op, at: anchor, [], listed: anchors.count > 1, probe: &probe))
+        }
+        if nodes.count == 1 { probe.anchor = nodes[0] }
+        // Where the batch may put scalars, and the numbers it writes, marked from the nodes the walks
+        // reached, part by part.
+        var parts = partAnchors.makeIterator()
+        func nextNode() -> Unmanaged<Node>? { parts.next().map { nodes[$0] } }
+        for write in writes {
+            switch write {
+            case .set(_, let value):
+                guard let node = nextNode() else { continue }
+                markLeaves(of: value, from: node)
+                node._withUnsafeGuaranteedRef { $0.addWritten(value) }
+            case .merge(_, let children):
+                for child in children {
+                    guard let node = nextNode() else { continue }
+                    markLeaves(of: child.value, from: node)
+                    node._withUnsafeGuaranteedRef { $0.addWritten(child.value) }
+                }
+            case .increment(_, let by, let from):
+                guard let node = nextNode() else { continue }
+                node._withUnsafeGuaranteedRef { node in
+                    node.mayBeScalar = true
+                    node.addWritten(by)
+                    node.addWritten(from)
+                }
+            }
+        }
     }
 
     /// Records one anchor of a merge or a batch (a blind or whole write there, never an increment of its
