@@ -26,6 +26,8 @@ final class ReceiptBook: @unchecked Sendable {
     private struct Observer {
         let sequence: UInt64
         var last: WriteStatus
+        /// Where the app asked for its calls; nil for ``deliveries`` itself.
+        let queue: DispatchQueue?
         let call: @Sendable (WriteStatus) -> Void
     }
 
@@ -41,6 +43,10 @@ final class ReceiptBook: @unchecked Sendable {
     private var closedWith: WeftError?
     private var waiters: [Waiter] = []
     private var observers: [Observer] = []
+    /// Observers are called here, in the order of the changes, never on the thread that makes a change:
+    /// that thread may hold the replica's lock (sync acknowledging, a late op revising an outcome), and
+    /// an observer that reads or writes the replica would wait for it for ever.
+    private let deliveries = DispatchQueue(label: "weft.receipt-observers")
 
     /// A book whose writes up to `durableThrough` are already in the store.
     init(durableThrough: UInt64 = 0) { self.durableThrough = durableThrough }
@@ -84,9 +90,13 @@ final class ReceiptBook: @unchecked Sendable {
     }
 
     /// Calls `observer` with every later status change of the write `sequence`, until it is stable or
-    /// can no longer change.
-    func observe(sequence: UInt64, _ observer: @escaping @Sendable (WriteStatus) -> Void) {
-        lock.withLock { observers.append(Observer(sequence: sequence, last: computed(sequence), call: observer)) }
+    /// can no longer change: on `queue`, or on the book's own serial queue when nil.
+    func observe(
+        sequence: UInt64, on queue: DispatchQueue? = nil, _ observer: @escaping @Sendable (WriteStatus) -> Void
+    ) {
+        lock.withLock {
+            observers.append(Observer(sequence: sequence, last: computed(sequence), queue: queue, call: observer))
+        }
     }
 
     /// Number of waiters and observers held (for tests).
@@ -140,11 +150,12 @@ final class ReceiptBook: @unchecked Sendable {
         change { if closedWith == nil { closedWith = error } }
     }
 
-    /// Runs `body` under the lock, then resumes the waiters and calls the observers it concerns.
+    /// Runs `body` under the lock, then resumes the waiters and hands the observers it concerns their
+    /// calls (queued under the lock, so that each observer sees the changes in the order they were made).
     private func change(_ body: () -> Void) {
         var resumed: [(CheckedContinuation<WriteStatus, any Error>, Result<WriteStatus, WeftError>)] = []
-        var calls: [(@Sendable (WriteStatus) -> Void, WriteStatus)] = []
         lock.withLock {
+            var calls: [(Observer, WriteStatus)] = []
             body()
             guard !waiters.isEmpty || !observers.isEmpty else { return }
             waiters.removeAll { waiter in
@@ -164,12 +175,19 @@ final class ReceiptBook: @unchecked Sendable {
                 let status = computed(sequence)
                 if status != observers[index].last {
                     observers[index].last = status
-                    calls.append((observers[index].call, status))
+                    calls.append((observers[index], status))
                 }
                 if status == .stable || failure(of: sequence) != nil { observers.remove(at: index) }
             }
+            for (observer, status) in calls.reversed() {
+                let call = observer.call
+                if let queue = observer.queue {
+                    deliveries.async { queue.async { call(status) } }
+                } else {
+                    deliveries.async { call(status) }
+                }
+            }
         }
         for (continuation, result) in resumed { continuation.resume(with: result.mapError { $0 as any Error }) }
-        for (call, status) in calls.reversed() { call(status) }
     }
 }

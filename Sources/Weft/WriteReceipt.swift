@@ -44,10 +44,23 @@ public final class WriteReceipt: Sendable {
         try await book.wait(sequence: sequence, for: target)
     }
 
-    /// Calls `observer` with every later status change, on the thread that makes the change. The
-    /// replica holds the observer until the write is stable.
-    public func observe(_ observer: @escaping @Sendable (WriteStatus) -> Void) {
-        book.observe(sequence: sequence, observer)
+    /// Calls `observer` with every later status change, in order, on `queue` (a serial queue), or on a
+    /// serial queue of the replica's when nil; never on the thread that makes the change, so the observer
+    /// may read and write the replica. The replica holds the observer until the write is stable, can no
+    /// longer change, or the replica shuts down.
+    ///
+    /// ```swift
+    /// let receipt = try replica.root.child("order").set(order)
+    /// receipt.observe(queue: .main) { status in
+    ///     if case .rejected = status { try? replica.root.child("orderFailed").set(true) }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - queue: where `observer` runs; a serial queue keeps the calls in order.
+    ///   - observer: called with each new status.
+    public func observe(queue: DispatchQueue? = nil, _ observer: @escaping @Sendable (WriteStatus) -> Void) {
+        book.observe(sequence: sequence, on: queue, observer)
     }
 
     static func reached(_ status: WriteStatus, _ target: WriteStatus) -> Bool {
