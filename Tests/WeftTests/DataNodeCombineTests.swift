@@ -77,28 +77,8 @@ final class Recorder<Output: Sendable>: @unchecked Sendable {
 
     @Test func eventPublishersHonourDemand() async throws {
         let node = try backend.node("n")
-        let received = Collector<DataEvent>()
-        final class Demanding: Subscriber, @unchecked Sendable {
-            typealias Input = DataEvent
-            typealias Failure = WeftError
-            let received: Collector<DataEvent>
-            let lock = NSLock()
-            var subscription: (any Subscription)?
-            init(received: Collector<DataEvent>) { self.received = received }
-            var combineIdentifier: CombineIdentifier { CombineIdentifier(self) }
-            func receive(subscription: any Subscription) {
-                lock.withLock { self.subscription = subscription }
-                subscription.request(.max(1))
-            }
-            func receive(_ input: DataEvent) -> Subscribers.Demand {
-                received.append(input)
-                return .none
-            }
-            func receive(completion: Subscribers.Completion<WeftError>) {}
-            func request(_ count: Int) { lock.withLock { subscription }?.request(.max(count)) }
-            func cancel() { lock.withLock { subscription }?.cancel() }
-        }
-        let subscriber = Demanding(received: received)
+        let subscriber = DemandingSubscriber(initial: .max(1))
+        let received = subscriber.received
         node.forCombine.eventPublisher().subscribe(subscriber)
         await received.wait(for: 1)
         for value in 1...5 { try await node.set(value, waitingFor: .pending) }

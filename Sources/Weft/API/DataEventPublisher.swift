@@ -95,7 +95,8 @@ where S.Input == DataEvent, S.Failure == WeftError {
                 return nil
             }
             let limit = demand == .unlimited ? 64 : min(demand.max ?? 0, 64)
-            let (events, end) = limit > 0 ? feed.take(limit) : ([], nil)
+            // Taken even with no demand: the end of a feed with nothing left completes without demand.
+            let (events, end) = feed.take(limit)
             if !events.isEmpty {
                 if demand != .unlimited { demand -= events.count }
                 return .deliver(subscriber, events)

@@ -1,0 +1,42 @@
+#if canImport(Combine)
+    import Combine
+#else
+    import OpenCombine
+#endif
+import Foundation
+
+@testable import Weft
+
+/// A subscriber of data events that asks for `initial` events when subscribed, and for more only when
+/// told (``request(_:)``), recording events and completions.
+final class DemandingSubscriber: Subscriber, @unchecked Sendable {
+    // Sendable: `subscription` is guarded by `lock`; the collectors lock themselves.
+    typealias Input = DataEvent
+    typealias Failure = WeftError
+
+    let received = Collector<DataEvent>()
+    let completions = Collector<Subscribers.Completion<WeftError>>()
+    private let initial: Subscribers.Demand
+    private let lock = NSLock()
+    private var subscription: (any Subscription)?
+
+    init(initial: Subscribers.Demand) { self.initial = initial }
+
+    var combineIdentifier: CombineIdentifier { CombineIdentifier(self) }
+
+    func receive(subscription: any Subscription) {
+        lock.withLock { self.subscription = subscription }
+        subscription.request(initial)
+    }
+
+    func receive(_ input: DataEvent) -> Subscribers.Demand {
+        received.append(input)
+        return .none
+    }
+
+    func receive(completion: Subscribers.Completion<WeftError>) { completions.append(completion) }
+
+    func request(_ count: Int) { lock.withLock { subscription }?.request(.max(count)) }
+
+    func cancel() { lock.withLock { subscription }?.cancel() }
+}
