@@ -25,6 +25,9 @@ public enum WeftLimits {
     /// Most statuses waiting in one ``Replica/syncStatusUpdates()`` sequence; a slow reader skips the
     /// older ones (each status is whole, so the latest is all it needs).
     public static let syncStatusUpdatesBufferedMax = 16
+    /// Most times one `decodedValue(as:)` offers a node to the decoder: once, then once more for each
+    /// array field of the type the decoder found stored as an object (its elements share one attempt).
+    public static let decodingAttemptsMax = 64
 }
 
 /// Named limits of the sync shell (``SyncDriver``).

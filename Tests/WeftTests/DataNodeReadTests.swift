@@ -63,6 +63,74 @@ import WeftCore
         #expect(throws: WeftError.self) { try tags.currentDecodedValue(as: [String].self) }
     }
 
+    struct Profile: Codable, Equatable {
+        var tags: [String]
+        var scoreByLevel: [String: Int]
+        var grid: [[Int]]
+        var friends: [Friend]
+    }
+
+    struct Friend: Codable, Equatable {
+        var name: String
+        var aliases: [String]
+        var votesByRound: [Int: Int]
+    }
+
+    @Test func eachArrayFieldIsOfferedAsAnArrayAndEachNumberKeyedDictionaryAsAnObject() async throws {
+        let node = try backend.node("profiles/p")
+        let profile = Profile(
+            tags: ["a", "b"], scoreByLevel: ["1": 10, "2": 20], grid: [[1, 2], [3]],
+            friends: [
+                Friend(name: "bob", aliases: ["b"], votesByRound: [0: 3, 1: 4]),
+                Friend(name: "eve", aliases: ["e", "v"], votesByRound: [1: 5, 2: 6]),
+            ])
+        try await node.set(profile)
+        #expect(try await node.decodedValue(as: Profile.self) == profile)
+    }
+
+    @Test func aFailedDecodingOfATypeWithArraysNamesTheRealCause() async throws {
+        struct Stats: Codable, Equatable {
+            var byYear: [String: Int]
+            var tags: [String]
+            var total: Int
+        }
+        let node = try backend.node("stats")
+        try await node.set(Stats(byYear: ["0": 1, "1": 2], tags: ["x"], total: 3))
+        try await node.at("total").clear()
+        do {
+            _ = try await node.decodedValue(as: Stats.self)
+            Issue.record("decoding should fail")
+        } catch let error as WeftError {
+            #expect(error.code == .decodingFailed)
+            #expect(error.message.contains("no key \"total\""), "\(error.message)")
+        }
+    }
+
+    @Test func anArrayNestedToTheDeepestPathDecodes() async throws {
+        indirect enum Nest: Codable, Equatable {
+            case leaf(Int)
+            case list([Nest])
+            init(from decoder: any Decoder) throws {
+                if let number = try? decoder.singleValueContainer().decode(Int.self) {
+                    self = .leaf(number)
+                } else {
+                    self = .list(try [Nest](from: decoder))
+                }
+            }
+            func encode(to encoder: any Encoder) throws {
+                switch self {
+                case .leaf(let number): try number.encode(to: encoder)
+                case .list(let list): try list.encode(to: encoder)
+                }
+            }
+        }
+        let node = try backend.node("nest")
+        var nest = Nest.leaf(7)
+        for _ in 0..<(CoreLimits.pathDepthMax - 1) { nest = .list([nest]) }
+        try await node.set(nest)
+        #expect(try await node.decodedValue(as: Nest.self) == nest)
+    }
+
     @Test func childrenKeysComeInFirebaseKeyOrder() async throws {
         let node = try backend.node("mixed")
         try await node.set(.raw, ["b": 1, "10": 2, "a": 3, "2": 4, "-1": 5, "Z": 6])

@@ -1,4 +1,5 @@
 import Testing
+import WeftCore
 import WeftStore
 
 @testable import Weft
@@ -15,6 +16,8 @@ import WeftStore
         #expect(WeftLimits.preservedRegionNodesMax >= 1)
         #expect(WeftLimits.changeBatchesQueuedMax >= 1)
         #expect(WeftLimits.syncStatusUpdatesBufferedMax >= 1)
+        // An array nested to the deepest path takes one attempt per level, and one more.
+        #expect(WeftLimits.decodingAttemptsMax > CoreLimits.pathDepthMax)
         #expect(WeftLimits.receiptsTrackedMax >= StoreLimits.pendingOpsMax)
         #expect(WeftLimits.groupCommitDelayMillisecondsMax >= StoreLimits.groupCommitDelayMillisecondsMax)
         #expect(StoreLimits.groupCommitOpsMax <= StoreLimits.pendingOpsMax)

@@ -43,24 +43,29 @@ struct ValueCoding: Sendable {
 
     /// The value at a node decoded as `T`.
     ///
-    /// Objects keyed `"0"`, `"1"`, … are first offered as objects; when that fails they are offered as
-    /// arrays, with Firebase's rule (every key a non-negative integer, the largest below twice the count;
-    /// missing indexes are null), so that `[String]` and other arrays read back what was written.
+    /// The tree has no arrays: an array is stored as an object keyed `"0"`, `"1"`, …. Such objects are
+    /// offered to the decoder as objects, and each one the type wants as an array (the decoder says so
+    /// by failing there) is offered again as an array, with Firebase's rule (every key a non-negative
+    /// integer, the largest below twice the count; missing indexes are null). The elements of an array
+    /// share one shape, so a type needs one more attempt per array field, not per element; a field of
+    /// dictionary type keyed by numbers stays an object.
     /// - Throws: `WeftError` with code `decodingFailed`, saying at which path and why.
     func decode<T: Decodable>(_ type: T.Type, from value: Value, path: String) throws -> T {
         if let direct = value as? T { return direct }
-        let objectText = DecodingJSON.text(of: value, arraysFromObjects: false)
-        do {
-            return try decoder.decode(T.self, from: Data(objectText.utf8))
-        } catch let first {
-            let arrayText = DecodingJSON.text(of: value, arraysFromObjects: true)
-            guard arrayText != objectText else { throw Self.decodingFailed(T.self, first, path: path) }
+        let shape = DecodingShape()
+        for _ in 0..<WeftLimits.decodingAttemptsMax {
             do {
-                return try decoder.decode(T.self, from: Data(arrayText.utf8))
+                return try decoder.decode(T.self, from: Data(DecodingJSON.text(of: value, shape: shape).utf8))
             } catch {
-                throw Self.decodingFailed(T.self, error, path: path)
+                guard shape.markArray(wantedBy: error, in: value) else {
+                    throw Self.decodingFailed(T.self, error, path: path)
+                }
             }
         }
+        throw WeftError(
+            .decodingFailed,
+            "cannot decode \(T.self): more than \(WeftLimits.decodingAttemptsMax) arrays to find in its shape",
+            path: path)
     }
 
     static func decodingFailed(_ type: Any.Type, _ error: any Error, path: String) -> WeftError {
@@ -87,24 +92,64 @@ struct ValueCoding: Sendable {
     }
 }
 
-/// JSON text of a value for decoders, optionally turning array-like objects back into arrays.
+/// Which objects of a tree a decoder wants as arrays: a trie over node paths where the elements of an
+/// array share the child `*`.
+final class DecodingShape {
+    /// The object here is wanted as an array.
+    private(set) var isArray = false
+    private var children: [String: DecodingShape] = [:]
+
+    /// The shape of the children of an object at this node (nil: no array below).
+    func child(_ key: String) -> DecodingShape? { children[isArray ? "*" : key] }
+
+    /// Marks the object the decoder wanted as an array when `error` says so and that object can be one.
+    /// Returns false when it cannot, or when it was already marked (the error is then the answer).
+    func markArray(wantedBy error: any Error, in value: Value) -> Bool {
+        guard case DecodingError.typeMismatch(let expected, let context) = error, expected == [Any].self else {
+            return false
+        }
+        var node = self
+        var current = value
+        for codingKey in context.codingPath {
+            let key = codingKey.intValue.map(String.init) ?? codingKey.stringValue
+            guard case .object(let children) = current, let next = children[Key(unchecked: key)] else { return false }
+            current = next
+            let slot = node.isArray ? "*" : key
+            if let existing = node.children[slot] {
+                node = existing
+            } else {
+                let made = DecodingShape()
+                node.children[slot] = made
+                node = made
+            }
+        }
+        guard !node.isArray, case .object(let children) = current, DecodingJSON.arrayCount(children) != nil else {
+            return false
+        }
+        node.isArray = true
+        return true
+    }
+}
+
+/// JSON text of a value for decoders, with the objects a ``DecodingShape`` marks as arrays.
 enum DecodingJSON {
-    static func text(of value: Value, arraysFromObjects: Bool) -> String {
+    static func text(of value: Value, shape: DecodingShape?) -> String {
         var out = ""
-        append(value, arrays: arraysFromObjects, to: &out)
+        append(value, shape: shape, to: &out)
         return out
     }
 
-    private static func append(_ value: Value, arrays: Bool, to out: inout String) {
+    private static func append(_ value: Value, shape: DecodingShape?, to out: inout String) {
         guard case .object(let children) = value else {
             out += value.jsonString()
             return
         }
-        if arrays, let count = arrayCount(children) {
+        if let shape, shape.isArray, let count = arrayCount(children) {
             out += "["
+            let elements = shape.child("*")
             for index in 0..<count {
                 if index > 0 { out += "," }
-                append(children[Key(unchecked: String(index))] ?? .null, arrays: arrays, to: &out)
+                append(children[Key(unchecked: String(index))] ?? .null, shape: elements, to: &out)
             }
             out += "]"
             return
@@ -114,11 +159,10 @@ enum DecodingJSON {
             if offset > 0 { out += "," }
             out += Value.string(key.text).jsonString()
             out += ":"
-            append(children[key] ?? .null, arrays: arrays, to: &out)
+            append(children[key] ?? .null, shape: shape?.child(key.text), to: &out)
         }
         out += "}"
     }
-
     /// The array length when every key is a canonical non-negative integer and the largest is below twice
     /// the number of keys (Firebase's rule); nil otherwise.
     static func arrayCount(_ children: [Key: Value]) -> Int? {
