@@ -114,6 +114,29 @@ import WeftCore
         #expect(backend.listenerCount == 0)
     }
 
+    @Test func aNotificationScheduledBeforeShutdownIsDelivered() async throws {
+        let fixture = try ReplicaFixture(.memory)
+        let node = try fixture.replica.root.at("n")
+        try await node.set(.raw, ["name": "A"])
+        let queue = DispatchQueue(label: "observation at shutdown")
+        let changes = Collector<NodeChange>()
+        let token = try node.observe(keyPaths: ["name"], on: queue) { changes.append($0) }
+        // The baseline is read before the change: a notification needs one to compare with.
+        let events = Collector<DataEvent>()
+        let subscription = node.subscribe(to: .valueChange, queue: queue) { events.append($0) }
+        await events.wait(for: 1)
+        queue.suspend()
+        try await node.at("name").set("B")
+        let shutdown = Task { await fixture.replica.shutdown() }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        queue.resume()
+        await shutdown.value
+        await drain(queue)
+        #expect(changes.values == [.change(node, [PropertyChange(name: "name", oldValue: "A", newValue: "B")])])
+        withExtendedLifetime((token, subscription)) {}
+        await fixture.finish()
+    }
+
     @Test func keyPathsMustStayBelowTheNode() throws {
         let node = try backend.node("users/alice")
         #expect(throws: WeftError.self) { try node.observe(keyPaths: ["../bob"]) { _ in } }

@@ -120,16 +120,22 @@ final class KeyPathObserver: Finishable, @unchecked Sendable {
     }
 
     func invalidate() {
+        lock.withLock { invalidated = true }
+        stopWatching()
+    }
+
+    /// The replica shut down: no change comes after it, and a notification already scheduled is still
+    /// delivered, as a subscription delivers the events it buffered.
+    func finish() { stopWatching() }
+
+    private func stopWatching() {
         let watcher = lock.withLock {
-            invalidated = true
             defer { self.watcher = nil }
             return self.watcher
         }
         watcher?.stop()
         node.access.state.remove(self)
     }
-
-    func finish() { invalidate() }
 
     deinit {
         watcher?.stop()
