@@ -36,6 +36,14 @@ import Testing
         #expect(try Self.client(hub, name: "hub", ["merge", "/users/ada", #"{"born":1815}"#]).status == 0)
         #expect(try Self.client(hub, name: "hub", ["incr", "/visits", "5"]).stdout == "5")
         #expect(try Self.client(hub, name: "hub", ["incr", "/visits"]).stdout == "6")
+        // Negative numbers are values, not options: no `--` needed before them.
+        #expect(try Self.client(hub, name: "hub", ["incr", "/visits", "-2.5"]).stdout == "3.5")
+        #expect(try Self.client(hub, name: "hub", ["set", "/minus", "-7"]).status == 0)
+        #expect(try Self.client(hub, name: "hub", ["get", "/minus"]).stdout == "-7")
+        // A merge of nothing is refused as `DataNode.merge` refuses it, before the request leaves.
+        let empty = try Self.client(hub, name: "hub", ["merge", "/users/ada", "{}"])
+        #expect(empty.status == 2)
+        #expect(empty.stderr.contains("merge needs at least one member"))
         // A value too large for a command line (the system caps one argument at 128 KiB) comes on stdin.
         let large = String(repeating: "x", count: 300_000)
         #expect(

@@ -35,6 +35,16 @@ import WeftSync
             #expect(try await client.request(.get(try Path("/visits"))) == .int(7))
             #expect(try target.value(at: "/log/\(pushKey)") == .string("first"))
             #expect(try await client.request(.get(try Path("/absent"))) == .null)
+            // A merge of nothing is refused, as `DataNode.merge` refuses it, and the session goes on.
+            let ada = try Path("/users/ada")
+            do {
+                _ = try await client.request(.merge(ada, []))
+                Issue.record("an empty merge was accepted")
+            } catch {
+                #expect(error.message.hasPrefix("requestFailed"), "\(error)")
+                #expect(error.message.contains("merge needs at least one member"), "\(error)")
+            }
+            #expect(try await client.request(.get(try Path("/users/ada/born"))) == .int(1815))
         } catch {
             await client.close()
             await hub.shutdown()

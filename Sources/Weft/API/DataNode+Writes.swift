@@ -213,7 +213,7 @@ extension DataNode {
     /// Copies the node's value (as this replica sees it now) to another node, replacing its value.
     ///
     /// ```swift
-    /// try await (replica.root / "drafts/42")?.copyValue(to: replica.root / "posts/42"!)
+    /// try await (replica.root / "drafts/42")?.copyValue(to: (replica.root / "posts/42")!)
     /// ```
     /// - Parameters:
     ///   - destination: the node to set, on the same replica.

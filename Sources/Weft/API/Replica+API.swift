@@ -64,8 +64,8 @@ extension Replica {
     ///
     /// ```swift
     /// try await replica.performChanges { batch in
-    ///     try batch.increment(alice / "balance"!, by: -500)
-    ///     try batch.increment(bob / "balance"!, by: 500)
+    ///     try batch.increment((alice / "balance")!, by: -500)
+    ///     try batch.increment((bob / "balance")!, by: 500)
     ///     try batch.push(Transfer(cents: 500), under: transfers)
     /// }
     /// ```

@@ -5,7 +5,7 @@ import WeftCore
 ///
 /// ```swift
 /// let (order, lines) = try replica.readSnapshot { reader in
-///     (try reader.decodedValue(of: order, as: Order.self), try reader.childrenKeys(of: order / "lines"!))
+///     (try reader.decodedValue(of: order, as: Order.self), try reader.childrenKeys(of: (order / "lines")!))
 /// }
 /// ```
 public struct SnapshotReader: Sendable {
@@ -16,7 +16,7 @@ public struct SnapshotReader: Sendable {
     /// The value of a node in the snapshot (null when absent).
     ///
     /// ```swift
-    /// let total = try reader.value(of: order / "total"!)
+    /// let total = try reader.value(of: (order / "total")!)
     /// ```
     /// - Throws: `WeftError` with code `invalidPath` for a node of another replica.
     public func value(of node: DataNode) throws -> Value {
@@ -50,7 +50,7 @@ public struct SnapshotReader: Sendable {
     /// The keys of a node's children in the snapshot, in key order.
     ///
     /// ```swift
-    /// let lineIDs = try reader.childrenKeys(of: order / "lines"!)
+    /// let lineIDs = try reader.childrenKeys(of: (order / "lines")!)
     /// ```
     /// - Throws: `WeftError` with code `invalidPath` for a node of another replica.
     public func childrenKeys(of node: DataNode) throws -> [String] {

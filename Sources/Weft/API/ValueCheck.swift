@@ -30,7 +30,8 @@ package enum ValueCheck {
     }
 
     /// The children of a merge, each checked at its own path, sorted and checked for overlaps.
-    /// - Throws: `WeftError` as ``validated(_:at:)``, or `invalidValue` when two listed paths overlap.
+    /// - Throws: `WeftError` as ``validated(_:at:)``, or `invalidValue` when there is none or two listed
+    ///   paths overlap.
     package static func mergeChildren(_ children: [MergeChild], under path: Path) throws -> [MergeChild] {
         var bytes = 0
         return try mergeChildren(children, under: path, bytes: &bytes)
@@ -38,6 +39,9 @@ package enum ValueCheck {
 
     /// ``mergeChildren(_:under:)`` for one part of a larger write: `bytes` counts every part so far.
     static func mergeChildren(_ children: [MergeChild], under path: Path, bytes: inout Int) throws -> [MergeChild] {
+        guard !children.isEmpty else {
+            throw WeftError(.invalidValue, "merge needs at least one member", path: path.description)
+        }
         var checked: [MergeChild] = []
         checked.reserveCapacity(children.count)
         for child in children {

@@ -9,7 +9,7 @@ import WeftCore
 /// ```swift
 /// try await replica.performChanges { batch in
 ///     try batch.set(Order(total: 42), at: order)
-///     try batch.increment(stats / "orders"!, by: 1)
+///     try batch.increment((stats / "orders")!, by: 1)
 ///     try batch.clear(cart)
 /// }
 /// ```
@@ -107,7 +107,7 @@ public final class WriteBatch {
     /// Adds a child under a new push id with an `Encodable` value; see ``DataNode/push(_:at:waitingFor:)``.
     ///
     /// ```swift
-    /// let line = try batch.push(Line(item: "book"), under: order / "lines"!)
+    /// let line = try batch.push(Line(item: "book"), under: (order / "lines")!)
     /// ```
     /// - Returns: the new child (written when the batch applies).
     /// - Throws: `WeftError` as ``DataNode/push(_:at:waitingFor:)``.

@@ -38,6 +38,10 @@ final class _SyncClientService: @unchecked Sendable {
                 _ = try backend.submit(path: path, kind: .set(value), at: .now)
                 return .ok(.null)
             case .merge(let path, let children):
+                // As `DataNode.merge` refuses it: a merge of nothing is a mistake, not a write.
+                guard !children.isEmpty else {
+                    return .failed(SyncError(.requestFailed, "merge needs at least one member"))
+                }
                 _ = try backend.submit(path: path, kind: .merge(children), at: .now)
                 return .ok(.null)
             case .push(let path, let value):
