@@ -44,4 +44,35 @@ import WeftSync
         await hub.shutdown()
         await peer.shutdown()
     }
+
+    @Test func aPeerThatShutsDownTellsTheSessionsItDialedAndThoseDialingIt() async throws {
+        // Node 1 dials the hub; node 2 is dialed by node 1: node 1's shutdown reaches both sides.
+        let hubLogs = LogRecorder()
+        let (hub, _) = try SyncFixture.driver(node: 0, others: [1], logs: hubLogs)
+        let (middle, _) = try SyncFixture.driver(node: 1, others: [0, 2])
+        let (dialer, _) = try SyncFixture.driver(node: 2, others: [1])
+        do {
+            let hubPort = try await hub.listen(on: "127.0.0.1", port: 0)
+            let middlePort = try await middle.listen(on: "127.0.0.1", port: 0)
+            try await middle.addPeer(host: "127.0.0.1", port: hubPort)
+            try await dialer.addPeer(host: "127.0.0.1", port: middlePort)
+            try await SyncFixture.wait("both sessions") {
+                hub.status.connectedCount == 1 && dialer.status.connectedCount == 1
+            }
+            await middle.shutdown()
+            try await SyncFixture.wait("the hub to hear the shutdown on the session dialed to it") {
+                hubLogs.contains("sync session closed by peer") && hubLogs.contains("shutdown")
+            }
+            try await SyncFixture.wait("the dialer to hear the shutdown on the session it dialed") {
+                dialer.status.peers.first?.lastError?.contains("shutdown") == true
+            }
+        } catch {
+            await hub.shutdown()
+            await middle.shutdown()
+            await dialer.shutdown()
+            throw error
+        }
+        await hub.shutdown()
+        await dialer.shutdown()
+    }
 }

@@ -244,13 +244,16 @@ public final class SyncDriver: @unchecked Sendable {
     private func closeEverything() {
         guard !isShuttingDown else { return }
         isShuttingDown = true
-        for peer in outboundPeers {
-            peer.reconnector?.stop()
-        }
+        // Every session first, those this driver dialed too: each gets its `shutdown` frame, and its
+        // connection drains it before it closes. Stopping a reconnector closes its connection, so done
+        // first it left the sessions dialed from here nothing to send the frame on.
         for channel in Array(channels.values) where !channel.isClosed {
             perform(
                 channel.session.onClose(error: SyncError(.shutdown, "the replica is shutting down"), now: now),
                 on: channel)
+        }
+        for peer in outboundPeers {
+            peer.reconnector?.stop()
         }
         listener?.close()
         listener = nil
