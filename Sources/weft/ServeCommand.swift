@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Weft
 import WeftNet
+import WeftStore
 import WeftSync
 
 /// `weft serve`: opens a replica, listens for peers and clients, dials peers, until SIGINT or SIGTERM.
@@ -14,6 +15,13 @@ struct ServeCommand: AsyncParsableCommand {
 
     enum Role: String, ExpressibleByArgument, CaseIterable {
         case peer, hub
+    }
+
+    /// `--durability`: when a group commit is durable (see `Docs/STORAGE.md`).
+    enum DurabilityChoice: String, ExpressibleByArgument, CaseIterable {
+        case full, normal
+
+        var durability: Durability { self == .full ? .full : .normal }
     }
 
     @Option(help: "The replica's SQLite file (created when missing).")
@@ -36,6 +44,19 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "This replica's role: \(Role.allCases.map(\.rawValue).joined(separator: ", ")).")
     var role: Role = .peer
+
+    @Option(
+        help: ArgumentHelp(
+            "When a write is durable: full (each group commit is synced to disk and survives a power loss) "
+                + "or normal (it survives the process dying, not a power loss). A replica that syncs "
+                + "needs full: ops it sent before a power loss could otherwise be issued again."))
+    var durability: DurabilityChoice = .full
+
+    @Flag(
+        help: ArgumentHelp(
+            "Open a database file copied from another replica's as a new replica (a new id, its data "
+                + "kept); without it such a copy is refused, as two replicas must never share an id."))
+    var reidentifyCopy = false
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
@@ -89,9 +110,24 @@ struct ServeCommand: AsyncParsableCommand {
         if !directory.isEmpty {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         }
-        let replica = try Replica.open(at: db)
+        var options = ReplicaOptions()
+        options.durability = durability.durability
+        options.copiedDatabase = reidentifyCopy ? .reidentify : .refuse
+        let replica: Replica
+        do {
+            replica = try Replica.open(at: db, options: options)
+        } catch let error as WeftError where error.code == .copiedDatabase {
+            // The library's advice names the option; the daemon's names the flag.
+            let what = error.message.components(separatedBy: "; open it with").first ?? error.message
+            throw WeftError(
+                .copiedDatabase,
+                what + "; run weft serve with --reidentify-copy to open it as a new replica "
+                    + "(a new id, its data kept)")
+        }
         try await replica.waitUntilLoaded()
-        logger.info("replica open", metadata: ["db": "\(db)", "replica": "\(replica.replicaID)"])
+        logger.info(
+            "replica open",
+            metadata: ["db": "\(db)", "replica": "\(replica.replicaID)", "durability": "\(durability.rawValue)"])
         var configuration = SyncConfiguration(
             replica: replica.replicaID, role: role == .hub ? .hub : .peer, name: name, tokens: book)
         configuration.name = name

@@ -169,6 +169,38 @@ import Testing
         #expect(trees[0] == trees[1])
     }
 
+    /// A copy of a daemon's database is refused, with the flag to use; with the flag it opens as a new
+    /// replica that keeps the data, and the two then replicate as any two replicas.
+    @Test func aCopiedDatabaseIsRefusedUnlessTheDaemonIsToldToReidentifyIt() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let tokens = try Self.tokens(scratch, names: ["hub", "copy"])
+        let hub = try Daemon(
+            database: scratch.file("hub.sqlite"), tokens: tokens, name: "hub", options: ["--durability", "normal"])
+        defer { hub.stop() }
+        #expect(try Self.client(hub, name: "hub", ["set", "/kept", "1"]).status == 0)
+        #expect(hub.stop(SIGTERM) == 0)
+        try FileManager.default.copyItem(atPath: scratch.file("hub.sqlite"), toPath: scratch.file("copy.sqlite"))
+
+        #expect(throws: WeftBinary.Failure.self) {
+            _ = try Daemon(database: scratch.file("copy.sqlite"), tokens: tokens, name: "copy", seconds: 10)
+        }
+        let refusal = (try? String(contentsOfFile: scratch.file("copy.sqlite") + ".copy.log", encoding: .utf8)) ?? ""
+        #expect(refusal.contains("--reidentify-copy"), "\(refusal)")
+
+        let copy = try Daemon(
+            database: scratch.file("copy.sqlite"), tokens: tokens, name: "copy", options: ["--reidentify-copy"])
+        defer { copy.stop() }
+        #expect(try Self.client(copy, name: "copy", ["get", "/kept"]).stdout == "1")
+        let original = try Daemon(
+            database: scratch.file("hub.sqlite"), peers: [copy.port], tokens: tokens, name: "hub")
+        defer { original.stop() }
+        #expect(try Self.client(copy, name: "copy", ["set", "/fromCopy", "2"]).status == 0)
+        try eventually("the original and the copy to replicate") {
+            try Self.client(original, name: "hub", ["get", "/fromCopy"]).stdout == "2"
+        }
+    }
+
     /// A hub that compacted sends a daemon that joins later (with writes of its own made offline) a
     /// snapshot; the joiner installs it and everyone converges.
     @Test func aDaemonJoiningAfterTheHubCompactedInstallsASnapshot() throws {
