@@ -49,10 +49,24 @@ struct FrameBuilder {
     /// The finished frame. The builder is left empty, so the returned array is uniquely referenced
     /// and patching its header does not copy it.
     mutating func finish() -> [UInt8] {
+        precondition(writer.bytes.count <= SyncLimits.frameBytesMax, "an outgoing frame exceeds frameBytesMax")
+        return finishAnySize()
+    }
+
+    /// The finished frame, or nil when it exceeds ``SyncLimits/frameBytesMax``: for messages whose size
+    /// depends on the replica's data (a client's reply or event carries a whole subtree).
+    mutating func finishIfFits() -> [UInt8]? {
+        guard writer.bytes.count <= SyncLimits.frameBytesMax else {
+            writer = ByteWriter(capacity: 0)
+            return nil
+        }
+        return finishAnySize()
+    }
+
+    private mutating func finishAnySize() -> [UInt8] {
         var bytes = writer.bytes
         writer = ByteWriter(capacity: 0)
         precondition(bytes.count >= SyncLimits.frameHeaderBytes, "a frame holds at least its header")
-        precondition(bytes.count <= SyncLimits.frameBytesMax, "an outgoing frame exceeds frameBytesMax")
         let length = UInt32(bytes.count - 4)
         bytes[0] = UInt8(truncatingIfNeeded: length >> 24)
         bytes[1] = UInt8(truncatingIfNeeded: length >> 16)

@@ -22,6 +22,14 @@ public enum MessageCodec {
         return builder.finish()
     }
 
+    /// The frame of `message`, or nil when it would exceed ``SyncLimits/frameBytesMax`` (a client's
+    /// reply or event, whose size is the size of the value it carries).
+    static func encodeIfFits(_ message: Message) -> [UInt8]? {
+        var builder = FrameBuilder(message.type)
+        writePayload(of: message, to: &builder.writer)
+        return builder.finishIfFits()
+    }
+
     /// The message a frame carries.
     ///
     /// - Throws: ``SyncError`` with code ``SyncErrorCode/unknownMessage`` for an unknown type byte,

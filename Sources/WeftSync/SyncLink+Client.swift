@@ -59,15 +59,33 @@ extension SyncLink {
         precondition(servesClient, "replies go to clients only")
         precondition(
             client.pendingRequests.remove(reply.id) != nil, "reply to request \(reply.id), which is not pending")
-        if case .failed = reply.result { client.watches.remove(reply.id) }
-        outbox.send(.reply(reply))
+        if let frame = MessageCodec.encodeIfFits(.reply(reply)) {
+            if case .failed = reply.result { client.watches.remove(reply.id) }
+            outbox.send(frame)
+            return
+        }
+        // A value too large for one frame: the request fails, the session goes on.
+        client.watches.remove(reply.id)
+        let error = SyncError(
+            .limitExceeded,
+            "the reply would be a frame of more than \(SyncLimits.frameBytesMax) bytes; read a smaller subtree")
+        outbox.send(.reply(ClientReply(id: reply.id, result: .failed(error))))
     }
 
     /// Daemon side: a watched value changed; dropped when the watch was closed meanwhile.
-    mutating func sendEvent(_ event: ClientEvent, outbox: inout Outbox) {
+    ///
+    /// - Throws: `limitExceeded` when the value no longer fits in one frame: the watch cannot go on, and
+    ///   the client must learn it, so the session closes with that error.
+    mutating func sendEvent(_ event: ClientEvent, outbox: inout Outbox) throws(SyncError) {
         precondition(servesClient, "events go to clients only")
         guard client.watches.contains(event.watchID) else { return }
-        outbox.send(.event(event))
+        guard let frame = MessageCodec.encodeIfFits(.event(event)) else {
+            throw SyncError(
+                .limitExceeded,
+                "the value watched at \(event.path) outgrew a frame (\(SyncLimits.frameBytesMax) bytes); "
+                    + "watch a smaller subtree")
+        }
+        outbox.send(frame)
     }
 
     /// Client side: sends a request.

@@ -28,11 +28,16 @@ extension SyncSession {
         return finish(&outbox, now: now)
     }
 
-    /// Daemon side: a watched value changed. Ignored once closed, or when the watch was closed.
+    /// Daemon side: a watched value changed. Ignored once closed, or when the watch was closed; closes
+    /// the session with `limitExceeded` when the value no longer fits in a frame.
     public mutating func onClientEvent(_ event: ClientEvent, now: UInt64) -> [SyncAction] {
         guard case .ready = state else { return [] }
         var outbox = Outbox()
-        withLinkNoThrow { $0.sendEvent(event, outbox: &outbox) }
+        do {
+            try withLink { (link: inout SyncLink) throws(SyncError) in try link.sendEvent(event, outbox: &outbox) }
+        } catch {
+            fail(error, outbox: &outbox)
+        }
         return finish(&outbox, now: now)
     }
 

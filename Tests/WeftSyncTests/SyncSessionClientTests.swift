@@ -78,6 +78,39 @@ import WeftCore
                 == .failed(SyncError(.requestFailed, "permission denied", raisedByPeer: true)))
     }
 
+    /// A value larger than a frame: two strings of 9 MiB (a string may be 10 MiB, a frame 15 MiB).
+    static let outgrownValue = Value.object([
+        "one": .string(String(repeating: "a", count: 9 << 20)), "two": .string(String(repeating: "b", count: 9 << 20)),
+    ])
+
+    @Test func aReplyLargerThanAFrameFailsTheRequestAndTheSessionGoesOn() {
+        var harness = connectedClient()
+        request(&harness, ClientRequest(id: 1, command: .get(.root)))
+        reply(&harness, ClientReply(id: 1, result: .ok(Self.outgrownValue)))
+        guard case .failed(let error)? = harness.endpoints[0].replies.first?.result else {
+            Issue.record("expected a failed reply, got \(harness.endpoints[0].replies)")
+            return
+        }
+        #expect(error.code == .limitExceeded)
+        #expect(error.message.contains("read a smaller subtree"))
+        #expect(harness.endpoints[1].session.phase == .connected)
+        request(&harness, ClientRequest(id: 2, command: .get(try! Path("/a"))))
+        reply(&harness, ClientReply(id: 2, result: .ok(.string("daemon data"))))
+        #expect(harness.endpoints[0].replies.last == ClientReply(id: 2, result: .ok(.string("daemon data"))))
+    }
+
+    @Test func aWatchedValueThatOutgrowsAFrameClosesTheSessionWithTheReason() {
+        var harness = connectedClient()
+        let path = try! Path("/a")
+        request(&harness, ClientRequest(id: 7, command: .watch(path)))
+        reply(&harness, ClientReply(id: 7, result: .ok(.null)))
+        let actions = harness.endpoints[1].session.onClientEvent(
+            ClientEvent(watchID: 7, path: path, value: Self.outgrownValue), now: harness.now)
+        #expect(actions.errorSent?.code == .limitExceeded)
+        #expect(actions.errorSent?.message.contains("watch a smaller subtree") == true)
+        #expect(harness.endpoints[1].session.phase == .closed)
+    }
+
     @Test func aClientCannotReuseTheIdOfAPendingRequest() {
         var harness = connectedClient()
         request(&harness, ClientRequest(id: 1, command: .get(.root)))
