@@ -104,8 +104,12 @@ public struct AcknowledgementBook: Sendable, Hashable {
     }
 
     /// The ops every member has: the pointwise minimum of the members' acknowledged vectors and the
-    /// local one, raised to any frontier a hub announced as stable.
+    /// local one, raised to any frontier a hub announced as stable. Empty while this replica knows no
+    /// other member: a replica that has not met its group yet cannot tell what the group holds, and
+    /// its own ops, taken as stable, would count as acknowledged, which they are not (a snapshot
+    /// install could then not stamp them again, and they would never reach the group).
     public func stableFrontier(local localVector: VersionVector) -> VersionVector {
+        guard members.contains(where: { $0 != local }) else { return VersionVector() }
         // Origin by origin, in one pass: only origins the local log holds can be stable here.
         var result = VersionVector()
         for (origin, held) in localVector.entries {

@@ -28,6 +28,18 @@ import WeftCore
         #expect(book.stableFrontier(local: VersionVector([me: 10])) == VersionVector([me: 7]))
     }
 
+    @Test func aReplicaThatKnowsNoOtherMemberHasNothingStable() {
+        // Offline first: a replica writing before it ever met its group cannot call its ops stable (they
+        // would count as acknowledged, and a snapshot install could not stamp them again).
+        var book = AcknowledgementBook(local: me, members: [me])
+        #expect(book.stableFrontier(local: VersionVector([me: 51])) == VersionVector())
+        #expect(book.level(origin: me, sequence: 1, local: VersionVector([me: 51])) == .unacknowledged)
+        book.addMember(hub)
+        #expect(book.stableFrontier(local: VersionVector([me: 51])) == VersionVector())
+        book.record(ack([me: 51]), from: hub)
+        #expect(book.stableFrontier(local: VersionVector([me: 51])) == VersionVector([me: 51]))
+    }
+
     @Test func acknowledgementsOnlyGrow() {
         var book = AcknowledgementBook(local: me, members: [me, peerA])
         book.record(ack([me: 7]), from: peerA)
