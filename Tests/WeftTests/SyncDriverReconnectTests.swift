@@ -77,4 +77,31 @@ import WeftSync
         await hub.shutdown()
         await dialer.shutdown()
     }
+
+    @Test func aPeerRefusedRightAfterEachHandshakeIsRedialledWithGrowingDelays() async throws {
+        // The skewed peer's ops are stamped ten minutes ahead: the hub refuses them and closes every
+        // session just after its handshake. Each handshake used to reset the backoff, so the peer
+        // redialled every 50-100 ms for ever; the backoff starts over only after a healthy connection.
+        let hubTarget = EngineTarget(node: 0)
+        let hub = try SyncDriver(target: hubTarget, configuration: SyncFixture.configuration(node: 0, others: [1]))
+        let skewedTarget = EngineTarget(node: 1, wallOffsetMillis: 10 * 60_000)
+        let skewed = try SyncDriver(
+            target: skewedTarget, configuration: SyncFixture.configuration(node: 1, others: [0]))
+        do {
+            try skewedTarget.write(.set(.int(1)), at: "/ahead")
+            let port = try await hub.listen(on: "127.0.0.1", port: 0)
+            try await skewed.addPeer(host: "127.0.0.1", port: port)
+            try await Task.sleep(for: .seconds(3))
+            let sessions = skewed.status.peers.first?.sessionsEstablished ?? 0
+            #expect(sessions >= 2, "it redials")
+            #expect(sessions <= 10, "\(sessions) sessions in 3 s: the delays did not grow")
+            #expect(try hubTarget.value(at: "/ahead") == .null)
+        } catch {
+            await hub.shutdown()
+            await skewed.shutdown()
+            throw error
+        }
+        await hub.shutdown()
+        await skewed.shutdown()
+    }
 }

@@ -244,7 +244,9 @@ extension SyncDriver {
             channel.wasConnected = true
             channel.status.sessionsEstablished += 1
             channel.status.lastError = nil
-            channel.outbound?.reconnector?.resetBackoff()
+            // The backoff is not reset here: a session refused just after its handshake (a skewed
+            // clock, a snapshot it cannot install) would be redialled at the shortest delay for ever.
+            // The reconnector starts over once a connection stayed open long enough to be healthy.
             logger.info(
                 "sync session connected",
                 metadata: ["peer": "\(channel.status.address)", "replica": "\(status.peer.map { "\($0)" } ?? "?")"])

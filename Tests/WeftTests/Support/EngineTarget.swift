@@ -21,12 +21,16 @@ final class EngineTarget: SyncTarget, @unchecked Sendable {
 
     func setApplyDelay(milliseconds: UInt32) { lock.withLock { applyDelayMilliseconds = milliseconds } }
 
-    init(node: Int) {
+    /// How far this target's wall clock runs ahead of the real one (a skewed machine).
+    private let wallOffsetMillis: Int64
+
+    init(node: Int, wallOffsetMillis: Int64 = 0) {
         replica = SyncFixture.replica(node)
         clock = HybridClock(replica: replica)
+        self.wallOffsetMillis = wallOffsetMillis
     }
 
-    private var wallMillis: UInt64 { UInt64(Date().timeIntervalSince1970 * 1_000) }
+    private var wallMillis: UInt64 { UInt64(Int64(Date().timeIntervalSince1970 * 1_000) + wallOffsetMillis) }
 
     var versionVector: VersionVector { lock.withLock { engine.versionVector } }
 
