@@ -34,8 +34,8 @@ public enum CoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .invalidValue(path, reason): return "invalid value at \(path): \(reason)"
         case let .invalidJSON(offset, reason): return "invalid JSON at byte \(offset): \(reason)"
         case let .clockDrift(ahead, max):
-            return
-                "remote stamp is \(ahead) ms ahead of the local clock (at most \(max) ms allowed); check the peer's clock"
+            return "remote stamp is \(ahead) ms ahead of the local clock (at most \(max) ms allowed); "
+                + "one of the two clocks is wrong: check this machine's and the peer's"
         case let .invalidStamp(text): return "malformed stamp \"\(text.prefix(40))\""
         case .clockExhausted: return "the clock reached the end of its 48-bit millisecond range"
         case let .malformedEncoding(offset, reason): return "malformed encoding at byte \(offset): \(reason)"

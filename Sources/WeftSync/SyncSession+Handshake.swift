@@ -113,6 +113,11 @@ extension SyncSession {
 
     func authenticationFailed(_ peer: Hello) -> SyncError {
         let who = peer.name.isEmpty ? "replica \(peer.replica)" : "\"\(peer.name)\""
-        return SyncError(.authenticationFailed, "authentication failed for \(who)")
+        // The same words whichever check failed (no token under that name, or another secret): a
+        // stranger learns nothing about the token file, and both ends learn what to check.
+        return SyncError(
+            .authenticationFailed,
+            "authentication failed for \(who): both ends must hold the same secret, each filed under the "
+                + "other's --name (see Docs/CLI.md)")
     }
 }
