@@ -109,9 +109,12 @@ public final class Simulation {
         let hubs: Set<ReplicaID> = scenario.topology == .hub ? [ids[Scenario.hubIndex]] : []
         for (index, id) in ids.enumerated() {
             let profile = scenario.replicas[index]
-            // A late joiner knows the others; they learn of it when it joins.
+            // The others do not know a late joiner until it joins; nor does it know them: as a daemon
+            // started alone, it learns its members from the sessions it has.
             var members = Set(ids)
-            if let joiner = scenario.lateJoiner?.replica, joiner != index { members.remove(ids[joiner]) }
+            if let joiner = scenario.lateJoiner?.replica {
+                if joiner == index { members = [id] } else { members.remove(ids[joiner]) }
+            }
             replicas.append(
                 SimulatedReplica(
                     index: index, id: id, profile: profile, disk: makeDisk(profile, replica: index, id: id),

@@ -54,8 +54,13 @@ import WeftCore
         book.record(ack([me: 5]), from: hub)
         #expect(book.level(origin: me, sequence: 3, local: local) == .acknowledged)
         #expect(book.level(origin: me, sequence: 6, local: local) == .unacknowledged)
+        // Every member this replica knows holds it, but a replica with a hub takes stability from the
+        // hub alone: the hub may have members this one never heard of.
         book.record(ack([me: 4]), from: peerA)
+        #expect(book.level(origin: me, sequence: 3, local: local) == .acknowledged)
+        book.record(ack([me: 5], stable: [me: 4]), from: hub)
         #expect(book.level(origin: me, sequence: 3, local: local) == .stable)
+        #expect(book.level(origin: me, sequence: 5, local: local) == .acknowledged)
     }
 
     @Test func withoutAHubTheRequiredNumberOfPeersMustAcknowledge() {
