@@ -105,10 +105,13 @@ extension Replica {
             overridePaths: overrides.map(\.path), ownSequenceMax: ownSequenceMax)
     }
 
-    /// Waits while reads of the file are waiting for the store, so that a read waits one slice at most.
+    /// Waits until as many reads of the file have ended as had begun now, so that a read waits one slice
+    /// at most, and reads begun later wait for the next pause (a later read that ends first may let the
+    /// load go on before an earlier one: that one then waits one more slice, never the whole load).
     private func letWaitingReadersThrough() {
         condition.lock()
-        while storeReadersWaiting > 0 { condition.wait() }
+        let begun = storeReadsBegun
+        while storeReadsEnded < begun { condition.wait() }
         condition.unlock()
     }
 

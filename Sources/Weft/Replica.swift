@@ -68,8 +68,11 @@ public final class Replica: @unchecked Sendable {
     var clock: HybridClock
     var nextSequence: UInt64 = 1
     var registrations: [Registration] = []
-    /// Reads going to the store while the load runs; the load lets them through between slices.
-    var storeReadersWaiting = 0
+    /// Reads of the file begun, and ended, while the load runs: between two slices the load lets through
+    /// the reads begun before it paused, and no later one, so that readers arriving all the time
+    /// cannot hold the load back (nor the writes and the shutdown that wait for it).
+    var storeReadsBegun = 0
+    var storeReadsEnded = 0
     var isShuttingDown = false
     var loadWaiters: [CheckedContinuation<Void, Never>] = []
     var acknowledgedThrough: UInt64
@@ -212,11 +215,11 @@ public final class Replica: @unchecked Sendable {
         defer { condition.unlock() }
         if let engine { return engine.value(at: path) }
         guard case .loading = phase else { return .null }
-        storeReadersWaiting += 1
+        storeReadsBegun += 1
         condition.unlock()
         let stored = try? store.readTree(at: path)
         condition.lock()
-        storeReadersWaiting -= 1
+        storeReadsEnded += 1
         condition.broadcast()
         if let stored { return stored }
         waitForLoad()

@@ -124,6 +124,48 @@ import WeftStore
         await fixture.finish()
     }
 
+    @Test func readersThatNeverStopDoNotHoldTheLoadBack() async throws {
+        // Between slices the load let reads through while any was waiting: eight threads reading all
+        // the time kept it from ever finishing, and the writes and the shutdown that wait for it.
+        let directory = try TemporaryDirectory.make()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("weft.sqlite").path
+        let store = try SQLiteStore(path: path)
+        var groups: [Key: Value] = [:]
+        for group in 0..<(20 * WeftLimits.loadSliceRowsMax / 1_000) {
+            var children: [Key: Value] = [:]
+            for leaf in 0..<1_000 { children[try Key(validating: "f\(leaf)")] = .int(Int64(group * 1_000 + leaf)) }
+            groups[try Key(validating: "g\(group)")] = .object(children)
+        }
+        var batch = StoreBatch()
+        batch.treeWrites = [.init(path: Sample.path("/big"), value: .object(groups))]
+        try store.commit(batch)
+        try store.close()
+
+        let replica = try Replica.open(at: path)
+        let stop = Counter()
+        let reads = Counter()
+        for reader in 0..<8 {
+            Thread {
+                while stop.value == 0 && !replica.isLoaded {
+                    _ = replica.value(at: Sample.path("/big/g\(reader)/f1"))
+                    reads.increment()
+                }
+            }.start()
+        }
+        let written = Counter()
+        Thread {
+            _ = try? replica.submit(path: Sample.path("/written"), kind: .set(.int(1)))
+            written.increment()
+        }.start()
+        let loaded = await eventually(timeoutSeconds: 30) { replica.isLoaded }
+        stop.increment()
+        #expect(loaded, "the load did not end while readers kept reading (\(reads.value) reads)")
+        #expect(await eventually { written.value == 1 }, "a write made during the load waits for it")
+        #expect(replica.value(at: Sample.path("/big/g7/f9")) == .int(7_009))
+        await replica.shutdown()
+    }
+
     @Test func aGapInTheReplicasOwnOpsFailsTheLoadInsteadOfLeavingWritesShortOfDurable() async throws {
         // Found by damaging files at random: with its op 2 gone, the replica reopened, and every new write
         // waited for durability for ever (the durable frontier cannot pass a gap).
