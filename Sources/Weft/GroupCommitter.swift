@@ -6,7 +6,7 @@ import WeftStore
 /// ``StoreBatch``es as the size bound allows (one SQLite transaction each), then moves the durable
 /// frontier of the replica's receipts. It is the store's only committer.
 ///
-/// Memory is bounded: ``waitForSpace()`` holds writers back while ``Settings/pendingOpsMax`` ops wait.
+/// Memory is bounded: ``reserve(ops:)`` holds writers back while ``Settings/pendingOpsMax`` ops wait.
 /// A failed commit (a full disk) fails the receipts of its entries and of every later one, and the
 /// committer refuses to write again: the store keeps what it had, and the replica must be reopened.
 ///
@@ -37,6 +37,8 @@ final class GroupCommitter: @unchecked Sendable {
     private var pending: PendingCommits
     /// Ops queued or being committed.
     private var queuedOps = 0
+    /// Room taken by writers between ``reserve(ops:)`` and ``release(ops:)``, not queued yet.
+    private var reservedOps = 0
     /// Entries ever enqueued, and entries ever done with (committed or failed).
     private var enqueuedCount: UInt64 = 0
     private var doneCount: UInt64 = 0
@@ -97,13 +99,31 @@ final class GroupCommitter: @unchecked Sendable {
 
     // MARK: - Writers
 
-    /// Waits while the pipeline holds its maximum of pending ops (backpressure). Returns at once on the
-    /// committer's own thread (a receipt observer that writes), which would otherwise wait for itself.
-    func waitForSpace() {
+    /// Waits until `ops` more fit under the pipeline's maximum of pending ops (backpressure), or nothing
+    /// is queued or reserved (for a chunk larger than the maximum), then holds room for them until
+    /// ``release(ops:)``, called once they are queued or failed. Checking without holding the room let
+    /// every writer parked on the way (waiting for the load, for the replica's lock) past the maximum
+    /// at once. Does not wait on the committer's own thread, which would wait for itself.
+    func reserve(ops: Int) {
         condition.lock()
         defer { condition.unlock() }
-        guard !isRunnerThread else { return }
-        while queuedOps >= settings.pendingOpsMax, failure == nil, !isStopping { condition.wait() }
+        if !isRunnerThread {
+            while queuedOps + reservedOps > 0, queuedOps + reservedOps + ops > settings.pendingOpsMax,
+                failure == nil, !isStopping
+            {
+                condition.wait()
+            }
+        }
+        reservedOps += ops
+    }
+
+    /// Gives back the room ``reserve(ops:)`` held (the ops are queued now, and counted as such, or failed).
+    func release(ops: Int) {
+        condition.lock()
+        reservedOps -= ops
+        precondition(reservedOps >= 0, "released more room than was reserved")
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// Queues an entry for the next group commit. Entries are committed in the order they are queued.

@@ -54,7 +54,8 @@ extension Replica {
     private func applyRemoteChunk(
         _ chunk: ArraySlice<Op>, encodings: ArraySlice<ArraySlice<UInt8>>?, checkingAll all: [Op]
     ) throws -> ApplyReport {
-        committer.waitForSpace()
+        committer.reserve(ops: chunk.count)
+        defer { committer.release(ops: chunk.count) }
         condition.lock()
         defer { condition.unlock() }
         let engine = try writableEngine()

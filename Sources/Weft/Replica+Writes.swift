@@ -85,7 +85,8 @@ extension Replica {
     private func write(at time: WeftTime, _ make: (Stamp) throws -> (Path, OpKind)) throws -> (
         op: Op, receipt: WriteReceipt
     ) {
-        committer.waitForSpace()
+        committer.reserve(ops: 1)
+        defer { committer.release(ops: 1) }
         condition.lock()
         defer { condition.unlock() }
         let engine = try writableEngine()

@@ -94,6 +94,41 @@ import WeftStore
     }
 
     @Test(arguments: ReplicaKind.allCases)
+    func manyWritersWaitingForTheLoadStillKeepToThePendingLimit(kind: ReplicaKind) async throws {
+        // Each writer checked the limit and went on to wait for the load: all twenty then passed it.
+        let fixture = try ReplicaFixture(kind)
+        try fixture.replica.submit(path: Sample.path("/seed"), kind: .set(.int(0)))
+        await fixture.replica.shutdown()
+        let gate = GatedStore(try fixture.openStore())
+        var options = fixture.options
+        options.groupCommitOpsMax = 1
+        options.pendingOpsMax = 1
+        options.groupCommitDelayMilliseconds = 0
+        gate.loadGate.close()
+        gate.commitGate.close()
+        let replica = try Replica.open(store: gate, options: options)
+        let accepted = Counter()
+        for writer in 0..<20 {
+            Thread {
+                _ = try? replica.submit(path: Sample.path("/w\(writer)"), kind: .set(.int(1)))
+                accepted.increment()
+            }.start()
+        }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        gate.loadGate.open()
+        try await replica.waitUntilLoaded()
+        #expect(await eventually { accepted.value == 1 })
+        try await Task.sleep(nanoseconds: 100_000_000)
+        #expect(accepted.value == 1, "with commits held and a limit of one, one write is queued and the others wait")
+        gate.commitGate.open()
+        #expect(await eventually { accepted.value == 20 })
+        try await replica.flush()
+        #expect(replica.value(at: Sample.path("/w19")) == .int(1))
+        await replica.shutdown()
+        await fixture.finish()
+    }
+
+    @Test(arguments: ReplicaKind.allCases)
     func aFullDiskFailsTheReceiptsAndLeavesTheStoredDataIntact(kind: ReplicaKind) async throws {
         let fixture = try ReplicaFixture(kind) { $0.databaseBytesMax = 1_000_000 }
         let replica = fixture.replica
