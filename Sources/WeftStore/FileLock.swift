@@ -29,7 +29,7 @@ final class FileLock {
         guard descriptor >= 0 else { throw openError(errno, databasePath: databasePath) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
-            let holder = readPid(descriptor)
+            let holder = awaitPid(descriptor)
             close(descriptor)
             if code == EWOULDBLOCK { throw StoreError.inUse(path: databasePath, pid: holder) }
             throw StoreError.io(path: databasePath, operation: "locking \(path)", message: FileStat.message(code))
@@ -51,6 +51,17 @@ final class FileLock {
         default:
             return .cannotOpen(path: databasePath, reason: "cannot create its lock file: \(FileStat.message(code))")
         }
+    }
+
+    /// The pid of the holder of the lock: the holder writes it just after it takes the lock, so an
+    /// opener that lost a race may find the file empty for a moment; it reads again a few times (an
+    /// empty pid made a second open in this process report "another process").
+    private static func awaitPid(_ descriptor: Int32) -> Int32? {
+        for _ in 0..<StoreLimits.lockFilePidReadsMax {
+            if let pid = readPid(descriptor) { return pid }
+            usleep(useconds_t(StoreLimits.lockFilePidReadPauseMicroseconds))
+        }
+        return readPid(descriptor)
     }
 
     /// The pid written in the lock file, if it holds one.

@@ -20,6 +20,13 @@ public enum StoreLimits {
     public static let instanceTokenBytes = 16
     /// Most bytes read from a lock file to learn the pid of the process holding it.
     public static let lockFilePidBytesMax = 32
+    /// Most times an opener that lost the lock reads the holder's pid while the file is still empty
+    /// (the holder writes it just after it takes the lock), and the pause between two reads.
+    public static let lockFilePidReadsMax = 20
+    public static let lockFilePidReadPauseMicroseconds = 2_000
+    /// Smallest file SQLite can have written (one page of the smallest size): a shorter file that is
+    /// not empty is not a database, and SQLite would take a one-byte file for an empty one.
+    public static let databaseBytesMin = 512
     /// Most commits a `MemoryStore` in `.normal` durability keeps unsynced before it syncs on its own,
     /// the way SQLite's WAL auto-checkpoint (1000 pages) syncs the log.
     public static let memoryUnsyncedCommitsMax = 1_000

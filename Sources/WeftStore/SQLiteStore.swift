@@ -45,8 +45,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         self.path = path
         self.durability = options.durability
         SQLiteStore.tuneLibrary()
+        guard !path.isEmpty else { throw StoreError.cannotOpen(path: path, reason: "the path is empty") }
         let fileLock = try FileLock.acquire(databasePath: path)
         do {
+            // Before SQLite sees it: it takes a one-byte file for an empty one and writes a database over it.
+            let size = FileStat.size(path)
+            guard size == 0 || size >= StoreLimits.databaseBytesMin else { throw StoreError.notADatabase(path: path) }
             let queue = try DatabaseQueue(path: path, configuration: SQLiteStore.configuration)
             do {
                 try SQLiteStore.prepare(queue, path: path, options: options)
@@ -138,6 +142,12 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         if application != 0 {
             let hex = String(UInt32(bitPattern: application), radix: 16)
             throw StoreError.foreignDatabase(path: path, reason: "its application id is 0x\(hex), not Weft's")
+        }
+        // A first open that failed while it made the schema (a full disk, a kill) leaves the empty table
+        // the migrator makes before its first migration, outside that migration's transaction: the
+        // file is still new, not foreign, or it could never be opened again.
+        if tables == ["grdb_migrations"], try Int.fetchOne(db, sql: "SELECT count(*) FROM grdb_migrations") == 0 {
+            return .empty
         }
         if !tables.isEmpty {
             let names = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", …" : "")

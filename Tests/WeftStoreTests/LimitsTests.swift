@@ -17,6 +17,18 @@ import Testing
         #expect(StoreLimits.lockFilePidBytesMax >= String(Int32.min).utf8.count + 1)
     }
 
+    @Test func aLoserOfTheLockWaitsLessThanTheBusyTimeoutForThePid() {
+        #expect(StoreLimits.lockFilePidReadsMax >= 1)
+        let waitMicroseconds = StoreLimits.lockFilePidReadsMax * StoreLimits.lockFilePidReadPauseMicroseconds
+        #expect(waitMicroseconds < StoreLimits.busyTimeoutMilliseconds * 1_000)
+    }
+
+    @Test func theSmallestDatabaseHoldsSQLitesHeader() {
+        // The header is 100 bytes; a page is at least 512.
+        #expect(StoreLimits.databaseBytesMin > 100)
+        #expect(StoreLimits.databaseBytesMin <= 512)
+    }
+
     @Test func timeoutsCachesAndTokensArePositive() {
         #expect(StoreLimits.busyTimeoutMilliseconds > 0)
         #expect(StoreLimits.pageCacheKibibytes > 0)
