@@ -61,10 +61,64 @@ enum Fold {
             guard let result = function(state.value(at: op.path), call.arguments) else {
                 return .rejected(.refusedByFunction(name: call.name))
             }
-            // A function is app code: an empty object or a null child it returns must vanish as they
-            // would from any other write, or the state would depend on how a value was built.
-            state.write(result.normalized, at: op.path)
-            return .applied
+            switch checkedResult(result, at: op.path) {
+            case .success(let value):
+                state.write(value, at: op.path)
+                return .applied
+            case .failure(let violation):
+                return .rejected(.invalidFunctionResult(name: call.name, reason: violation.reason))
+            }
+        }
+    }
+
+    /// Why a function's result cannot be written.
+    struct ResultViolation: Error {
+        let reason: String
+    }
+
+    /// A function's result as it is written at `path`, or why it cannot be. A function is app code: the
+    /// value it returns is held to the rules every write is checked against before it becomes an op
+    /// (finite numbers, valid keys, the depth and string limits), or one replica's tree (and file) would
+    /// hold what no other write can make and no store can read back. An empty object or a null child
+    /// vanishes, and `-0.0` is `0.0`, as from any other write, or the state would depend on how a value
+    /// was built.
+    static func checkedResult(_ result: Value, at path: Path) -> Result<Value, ResultViolation> {
+        do {
+            return .success(try canonical(result, depth: path.depth).normalized)
+        } catch let violation as ResultViolation {
+            return .failure(violation)
+        } catch {
+            return .failure(ResultViolation(reason: "\(error)"))
+        }
+    }
+
+    private static func canonical(_ value: Value, depth: Int) throws -> Value {
+        switch value {
+        case .null, .bool, .int: return value
+        case .double(let number):
+            guard number.isFinite else { throw ResultViolation(reason: "the number \(number) is not finite") }
+            return number == 0 ? .double(0) : value
+        case .string(let text):
+            guard text.utf8.count <= CoreLimits.stringBytesMax else {
+                throw ResultViolation(
+                    reason: "a string of \(text.utf8.count) bytes (at most \(CoreLimits.stringBytesMax))")
+            }
+            return value
+        case .object(let children):
+            guard depth < CoreLimits.pathDepthMax else {
+                throw ResultViolation(reason: "it nests deeper than \(CoreLimits.pathDepthMax) levels from the root")
+            }
+            var kept: [Key: Value] = [:]
+            kept.reserveCapacity(children.count)
+            for (key, child) in children {
+                do {
+                    try Key.validate(key.text)
+                } catch {
+                    throw ResultViolation(reason: "\(error)")
+                }
+                kept[key] = try canonical(child, depth: depth + 1)
+            }
+            return .object(kept)
         }
     }
 
@@ -83,9 +137,10 @@ enum Fold {
         case .call(let call):
             // Callers replay calls only where the whole subtree of the call is present.
             if let function = registry.function(name: call.name, version: call.version),
-                let result = function(state.value(at: op.path), call.arguments)
+                let result = function(state.value(at: op.path), call.arguments),
+                case .success(let value) = checkedResult(result, at: op.path)
             {
-                state.write(result.normalized, at: op.path)
+                state.write(value, at: op.path)
             }
         }
     }

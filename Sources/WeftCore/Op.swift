@@ -232,12 +232,15 @@ public enum Rejection: Sendable, Hashable, CustomStringConvertible {
     case staleRead(Path)
     /// A registered function refused the call (for example an invariant would break).
     case refusedByFunction(name: String)
+    /// A registered function returned a value no write may hold (a non-finite number, an invalid key,
+    /// nesting past the depth limit, a string past its size limit): the call writes nothing.
+    case invalidFunctionResult(name: String, reason: String)
 
     /// The node whose state caused the rejection, when there is one.
     public var path: Path? {
         switch self {
         case .notANumber(let path), .nonFinite(let path), .staleRead(let path): return path
-        case .refusedByFunction: return nil
+        case .refusedByFunction, .invalidFunctionResult: return nil
         }
     }
 
@@ -247,6 +250,8 @@ public enum Rejection: Sendable, Hashable, CustomStringConvertible {
         case .nonFinite(let path): return "increment of \(path) would not be finite"
         case .staleRead(let path): return "transaction on \(path) read a stale value"
         case .refusedByFunction(let name): return "function \(name) refused the call"
+        case .invalidFunctionResult(let name, let reason):
+            return "function \(name) returned an invalid value: \(reason)"
         }
     }
 }

@@ -370,4 +370,43 @@ import Testing
         #expect(result.state == (try json(#"{"z":2}"#)))
         #expect(StateDigest(of: result.state) == StateDigest(of: try json(#"{"z":2}"#)))
     }
+
+    @Test func aFunctionReturningWhatNoWriteMayHoldIsRejectedAndWritesNothing() throws {
+        // Its result went into the tree as returned: an infinite number, which no store reads back,
+        // or a key no path can name.
+        let deep = (0..<CoreLimits.pathDepthMax).reduce(Value.int(1)) { inner, _ in .object(["d": inner]) }
+        let results: [(name: String, value: Value, reason: String)] = [
+            ("infinite", .double(.infinity), "not finite"),
+            ("nan", .object(["x": .double(.nan)]), "not finite"),
+            ("badKey", .object([Key(unchecked: "a.b"): .int(1)]), "a.b"),
+            ("tooDeep", deep, "deeper than 32"),
+        ]
+        var registry = FunctionRegistry()
+        for result in results { registry.register(name: result.name, version: 1) { _, _ in result.value } }
+        for (sequence, result) in results.enumerated() {
+            let call = try op(
+                alice, at: 1, sequence: UInt64(sequence + 1), "/f",
+                .call(FunctionCall(name: result.name, version: 1, arguments: .null)))
+            let folded = fold([call], base: try json(#"{"f":1}"#), registry: registry)
+            guard case .rejected(.invalidFunctionResult(result.name, let reason))? = folded.outcomes[call.stamp] else {
+                Issue.record("\(result.name): \(String(describing: folded.outcomes[call.stamp]))")
+                continue
+            }
+            #expect(reason.contains(result.reason), "\(result.name): \(reason)")
+            #expect(folded.state == (try json(#"{"f":1}"#)), "\(result.name) wrote nothing")
+        }
+    }
+
+    @Test func aFunctionsNegativeZeroIsStoredAsZero() throws {
+        var registry = FunctionRegistry()
+        registry.register(name: "negate", version: 1) { value, _ in .double(-(Number(value)?.doubleValue ?? 0)) }
+        let call = try op(
+            alice, at: 1, sequence: 1, "/f", .call(FunctionCall(name: "negate", version: 1, arguments: .null)))
+        let folded = fold([call], base: try json(#"{"f":0.0}"#), registry: registry)
+        guard case .double(let stored) = folded.state["f"] else {
+            Issue.record("\(folded.state)")
+            return
+        }
+        #expect(stored == 0 && stored.sign == .plus)
+    }
 }

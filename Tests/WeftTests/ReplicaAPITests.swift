@@ -189,6 +189,20 @@ import WeftCore
         await fixture.finish()
     }
 
+    @Test func aFunctionReturningAnInfiniteNumberIsRejectedAndTheFileStillOpens() async throws {
+        // The infinite number went into the tree and the file: the replica then could not load it.
+        let fixture = try ReplicaFixture(.sqlite)
+        fixture.replica.register(name: "explode", version: 1) { _, _ in .double(.infinity) }
+        let node = try fixture.replica.root.at("n")
+        try await node.set(1)
+        #expect(await weftErrorCode { try await node.call("explode") } == .rejected)
+        #expect(try await node.value() == 1)
+        try await fixture.reopen()
+        try await fixture.replica.waitUntilLoaded()
+        #expect(fixture.replica.value(at: Sample.path("/n")) == .int(1))
+        await fixture.finish()
+    }
+
     @Test func theReplicaCodersAndCallbackQueueAreConfigurable() async throws {
         let fixture = try ReplicaFixture(.memory) { options in options.encoder.keyEncodingStrategy = .convertToSnakeCase
         }
