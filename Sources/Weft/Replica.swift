@@ -251,6 +251,15 @@ public final class Replica: @unchecked Sendable {
         return engine?.versionVector ?? VersionVector()
     }
 
+    /// What the state reflects: ``versionVector`` without the ops still waiting for a function this
+    /// replica has not registered. A transaction records it as what its closure read.
+    var appliedVersionVector: VersionVector {
+        condition.lock()
+        defer { condition.unlock() }
+        waitForLoad()
+        return engine?.appliedVersionVector ?? VersionVector()
+    }
+
     /// What this replica has made durable: for each origin, the highest committed sequence with no gap
     /// below it. A replica acknowledges what this covers.
     ///

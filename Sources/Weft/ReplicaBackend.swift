@@ -10,8 +10,11 @@ protocol ReplicaBackend: AnyObject, Sendable {
     func value(at path: Path) -> Value
     /// The whole current state, as a consistent snapshot (copy-on-write: cheap to take).
     func snapshot() -> Value
-    /// What this replica has seen: the read record of a transaction.
+    /// What this replica has applied (``MergeEngine/versionVector``).
     var versionVector: VersionVector { get }
+    /// What the state reflects, the read record of a transaction: ``versionVector`` without ops still
+    /// waiting for a function (``MergeEngine/appliedVersionVector``).
+    var appliedVersionVector: VersionVector { get }
     /// Stamps and applies one local op of the given kind at `path`.
     /// - Throws: `WeftError` (shut down, clock refused the time, invalid op).
     func submit(path: Path, kind: OpKind, at time: WeftTime) throws -> WriteReceipt

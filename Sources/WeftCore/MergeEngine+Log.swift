@@ -6,6 +6,19 @@ extension MergeEngine {
         VersionVector(origins.mapValues { $0.contiguous })
     }
 
+    /// The ops whose effect the state holds: ``versionVector`` with each origin cut before its first op
+    /// still waiting for a function. A transaction records it as what its closure read: a waiting call
+    /// is known but not in the value, so a transaction recorded as having seen it would overwrite it,
+    /// unseen, once it applies.
+    public var appliedVersionVector: VersionVector {
+        guard !waiting.isEmpty else { return versionVector }
+        var entries = origins.mapValues { $0.contiguous }
+        for op in waiting.values where entries[op.origin, default: 0] >= op.sequence {
+            entries[op.origin] = op.sequence - 1
+        }
+        return VersionVector(entries)
+    }
+
     /// Ops of `origin` with sequences after `sequence`, in sequence order, stopping at the first gap or
     /// at `limit`. Ops already compacted are not available (a peer that needs them gets a snapshot).
     public func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) -> [Op] {

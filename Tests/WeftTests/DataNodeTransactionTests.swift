@@ -78,6 +78,32 @@ import WeftCore
         #expect(try await counter.value() == 101)
     }
 
+    @Test(arguments: ReplicaKind.allCases)
+    func aTransactionDoesNotOverwriteACallWaitingForItsFunction(kind: ReplicaKind) async throws {
+        // The call was counted as seen (it is in the version vector) though its effect was not in the
+        // value read: once its function came, the transaction wrote over it, and +10 was lost everywhere.
+        let fixture = try ReplicaFixture(kind)
+        let replica = fixture.replica
+        let node = try replica.root.at("n")
+        fixture.clock.now = 1_000_000
+        try await node.set(1)
+        let call = FunctionCall(name: "addTen", version: 1, arguments: .null)
+        let waiting = Sample.remote(0xB0B, sequence: 1, millis: 1_000_005, path: "/n", .call(call))
+        #expect(try replica.applyRemote([waiting]).outcomes[waiting.stamp] == .waiting)
+        fixture.clock.now = 1_000_010
+        let result = try await node.runTransaction { .set(.int(($0.intValue ?? 0) + 1)) }
+        #expect(result.isCommitted)
+        let receipt = try #require(result.receipt)
+        replica.register(name: "addTen", version: 1) { value, _ in value.intValue.map { .int($0 + 10) } }
+        // The call applies at its place, before the transaction, which had not seen it: rejected.
+        #expect(try await node.value() == 11)
+        guard case .rejected(.staleRead) = receipt.status else {
+            Issue.record("the transaction's receipt is \(receipt.status)")
+            return
+        }
+        await fixture.finish()
+    }
+
     @Test func aLocalSetOverridesARunningTransaction() async throws {
         let backend = MemoryBackend()
         let node = try backend.node("profile/name")

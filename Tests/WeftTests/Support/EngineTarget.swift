@@ -34,6 +34,8 @@ final class EngineTarget: SyncTarget, @unchecked Sendable {
 
     var versionVector: VersionVector { lock.withLock { engine.versionVector } }
 
+    var appliedVersionVector: VersionVector { lock.withLock { engine.appliedVersionVector } }
+
     /// Everything is durable at once in memory.
     var durableVersionVector: VersionVector { versionVector }
 

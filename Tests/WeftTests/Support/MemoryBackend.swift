@@ -50,6 +50,8 @@ final class MemoryBackend: ReplicaBackend, @unchecked Sendable {
 
     var versionVector: VersionVector { lock.withLock { engine.versionVector } }
 
+    var appliedVersionVector: VersionVector { lock.withLock { engine.appliedVersionVector } }
+
     var isShutDown: Bool { lock.withLock { shutDown } }
 
     func submit(path: Path, kind: OpKind, at time: WeftTime) throws -> WriteReceipt {
