@@ -134,6 +134,11 @@ import WeftCore
         #expect(await weftErrorCode { _ = try await name.increment() } == .rejected)
         #expect(try await name.value() == "alice")
         #expect(await weftErrorCode { _ = try await name.increment(by: .double(.nan)) } == .invalidValue)
+        // The callback form returns no number for it: 1 was returned, a value the node never held.
+        let results = Collector<Result<Number, WeftError>>()
+        let returned = name.increment(by: 1) { results.append($0) }
+        #expect(returned == nil)
+        #expect(await results.wait(for: 1).first.map { (try? $0.get()) == nil } == true)
     }
 
     @Test func concurrentIncrementsFromManyTasksSumExactly() async throws {

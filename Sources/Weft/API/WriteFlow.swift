@@ -66,6 +66,9 @@ enum Completion {
             }
             queue.async { completion(result) }
         }
+        // A write rejected as it applied (an increment of a string) failed too: its output (the number an
+        // increment would have given) is one the node never held.
+        if case .rejected = submitted.receipt.status { return nil }
         return submitted.output
     }
 
