@@ -193,6 +193,9 @@ public final class Replica: @unchecked Sendable {
             delayMilliseconds: options.groupCommitDelayMilliseconds, opsMax: options.groupCommitOpsMax,
             pendingOpsMax: options.pendingOpsMax)
         let receipts = ReceiptBook()
+        // The statuses the file kept: a write acknowledged or stable before a restart still says so.
+        receipts.advance(through: marks.acknowledgedThrough, to: .acknowledged)
+        receipts.advance(through: marks.stableThrough, to: .stable)
         self.receipts = receipts
         self.committer = GroupCommitter(store: store, settings: settings, receipts: receipts, origin: identity.replica)
         committer.start()

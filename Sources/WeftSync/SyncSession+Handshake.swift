@@ -86,12 +86,16 @@ extension SyncSession {
         lastReceivedAt = now
         outbox.append(.scheduleTimer(.idle, afterMilliseconds: configuration.idleTimeoutMilliseconds))
         outbox.append(.scheduleTimer(.keepAlive, afterMilliseconds: configuration.pingIntervalMilliseconds))
+        // The status first: the owner learns the peer's role (a hub, a member) before it counts the
+        // peer's first acknowledgement. Counted first, a restarted leaf, which does not remember which
+        // member is its hub, took it for a plain member: it called stable what only the hub had, and
+        // its compaction was not yet capped by the hub's.
+        report(phase: .connected, opsBehind: link.opsBehind(source: source), error: nil, outbox: &outbox)
         if link.replicates {
             // The hello's vector is what the peer holds: its first acknowledgement.
             outbox.append(
                 .recordAcknowledgement(Acknowledgement(versionVector: peer.versionVector), from: peer.replica))
         }
-        report(phase: .connected, opsBehind: link.opsBehind(source: source), error: nil, outbox: &outbox)
         try withLink { link throws(SyncError) in try link.pump(source: source, outbox: &outbox) }
     }
 

@@ -98,6 +98,27 @@ import WeftStore
         await fixture.finish()
     }
 
+    @Test(arguments: ReplicaKind.allCases)
+    func aReopenedReplicasReceiptsKeepTheirAcknowledgedAndStableStatuses(kind: ReplicaKind) async throws {
+        // The file kept both frontiers, but the receipts of a reopened replica said `.durable`.
+        let fixture = try ReplicaFixture(kind)
+        let first = try fixture.replica.submit(path: Sample.path("/a"), kind: .set(.int(1)))
+        let second = try fixture.replica.submit(path: Sample.path("/b"), kind: .set(.int(2)))
+        let third = try fixture.replica.submit(path: Sample.path("/c"), kind: .set(.int(3)))
+        try await fixture.replica.flush()
+        fixture.replica.markStable(through: first.stamp)
+        fixture.replica.markAcknowledged(through: VersionVector([fixture.replica.replicaID: second.sequence]))
+        try await fixture.replica.flush()
+        try await fixture.reopen()
+        try await fixture.replica.waitUntilLoaded()
+        let book = fixture.replica.receipts
+        let statuses = [first, second, third].map {
+            WriteReceipt(stamp: $0.stamp, sequence: $0.sequence, book: book).status
+        }
+        #expect(statuses == [.stable, .acknowledged, .durable])
+        await fixture.finish()
+    }
+
     @Test func aLargeFileLoadsInSlicesThatAReadCanPass() async throws {
         let fixture = try ReplicaFixture(.sqlite)
         let leaves = 3 * WeftLimits.loadSliceRowsMax

@@ -239,6 +239,8 @@ extension SyncDriver {
             // Membership: every replica this one replicates with directly (see Docs/PROTOCOL.md).
             if role == .hub { acknowledgements.addHub(peer) } else { acknowledgements.addMember(peer) }
             persistMembershipIfChanged()
+            // A new hub caps compaction and becomes the source of stability at once, not at the next ack.
+            acknowledgementsChanged()
         }
         if becameConnected {
             channel.wasConnected = true
