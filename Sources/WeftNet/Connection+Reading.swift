@@ -89,7 +89,7 @@ extension Connection {
         let error: NetError
         switch violation {
         case let .tooLarge(announcedBytes):
-            let reason = "header announces \(announcedBytes) bytes; at most \(NetLimits.framePayloadBytesMax) allowed"
+            let reason = "header announces \(announcedBytes) bytes; at most \(decoder.payloadBytesMax) allowed"
             error = NetError(.frameTooLarge, context: context, reason: reason)
         case .empty:
             let reason = "header announces an empty frame; a frame carries at least its type byte"

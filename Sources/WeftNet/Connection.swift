@@ -54,6 +54,22 @@ public final class Connection: @unchecked Sendable {
     /// Called when ``isWritable`` changes.
     public var onWritabilityChanged: ((Bool) -> Void)?
 
+    /// The largest frame payload a header may announce before the connection is closed with
+    /// `frameTooLarge`, checked from the header's four bytes, before any room is made for the payload:
+    /// ``NetLimits/framePayloadBytesMax`` unless the protocol above lowers it (to at least 1). Call it on
+    /// the loop thread.
+    ///
+    /// ```swift
+    /// connection.framePayloadBytesMax = 4 * 1024 * 1024 - 4   // until the handshake completes
+    /// ```
+    public var framePayloadBytesMax: Int {
+        get { decoder.payloadBytesMax }
+        set {
+            loop.preconditionInLoopThread()
+            decoder.payloadBytesMax = newValue
+        }
+    }
+
     /// Whether the write buffer has room: false from past ``NetLimits/writeBufferBytesMax`` buffered bytes
     /// until back at ``NetLimits/writeBufferBytesLow``.
     public internal(set) var isWritable = true

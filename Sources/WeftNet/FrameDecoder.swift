@@ -18,6 +18,14 @@ struct FrameDecoder {
         case empty
     }
 
+    /// The largest payload a header may announce: ``NetLimits/framePayloadBytesMax``, or less when the
+    /// protocol above allows less for now (a sync handshake takes smaller frames than a session).
+    var payloadBytesMax = NetLimits.framePayloadBytesMax {
+        didSet {
+            precondition((1...NetLimits.framePayloadBytesMax).contains(payloadBytesMax), "frame limit out of range")
+        }
+    }
+
     /// Bytes received and not yet returned as frames; the live part starts at ``readIndex``.
     private var buffer: [UInt8] = []
     /// Where the next frame's header starts in ``buffer``.
@@ -45,7 +53,7 @@ struct FrameDecoder {
         guard bufferedBytes >= NetLimits.frameHeaderBytes else { return nil }
         let announced = FrameHeader.payloadBytes(in: buffer, at: readIndex)
         guard announced > 0 else { throw .empty }
-        guard announced <= NetLimits.framePayloadBytesMax else { throw .tooLarge(announcedBytes: announced) }
+        guard announced <= payloadBytesMax else { throw .tooLarge(announcedBytes: announced) }
         let payloadBytes = Int(announced)
         guard bufferedBytes >= NetLimits.frameHeaderBytes + payloadBytes else { return nil }
         let start = readIndex + NetLimits.frameHeaderBytes

@@ -227,7 +227,12 @@ enum HostPort {
             throw ValidationError("\(option) must be HOST:PORT, got \(text)")
         }
         var host = String(text[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.hasPrefix("["), host.hasSuffix("]") {
+            host = String(host.dropFirst().dropLast())
+        } else if host.contains(":") {
+            // `::1` would read as host `:` and port 1: an IPv6 address and its port are told apart by brackets.
+            throw ValidationError("\(option) takes an IPv6 address in brackets, as [::1]:7700; got \(text)")
+        }
         guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port) else {
             throw ValidationError("\(option) must be HOST:PORT with a port in 0...65535, got \(text)")
         }

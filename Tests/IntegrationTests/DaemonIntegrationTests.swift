@@ -40,6 +40,12 @@ import Testing
         #expect(try Self.client(hub, name: "hub", ["incr", "/visits", "-2.5"]).stdout == "3.5")
         #expect(try Self.client(hub, name: "hub", ["set", "/minus", "-7"]).status == 0)
         #expect(try Self.client(hub, name: "hub", ["get", "/minus"]).stdout == "-7")
+        // An IPv6 address needs brackets: `::1` read as host `:` and port 1, and failed only at bind.
+        let unbracketed = try WeftBinary.run(
+            ["serve", "--db", scratch.file("never.sqlite"), "--listen", "::1"], token: Self.clientToken)
+        #expect(unbracketed.status == 64)
+        #expect(unbracketed.stderr.contains("in brackets"))
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("never.sqlite")))
         // A merge of nothing is refused as `DataNode.merge` refuses it, before the request leaves.
         let empty = try Self.client(hub, name: "hub", ["merge", "/users/ada", "{}"])
         #expect(empty.status == 2)

@@ -70,4 +70,27 @@ import WeftSync
         await hub.shutdown()
         await peer.shutdown()
     }
+
+    @Test func aFrameLargerThanAHandshakeTakesIsRefusedFromItsHeader() async throws {
+        // Before a handshake frames hold at most 4 MiB, but the connection waited for up to 16 MiB of
+        // payload before the session could say so: a stranger made the daemon hold 16 MiB a socket.
+        let logs = LogRecorder()
+        let (hub, _) = try SyncFixture.driver(node: 0, others: [1], logs: logs)
+        do {
+            let port = try await hub.listen(on: "127.0.0.1", port: 0)
+            let stranger = try RawSocket(port: port, timeoutSeconds: 3)
+            let announced = UInt32(SyncLimits.handshakeFrameBytesMax)
+            try stranger.send([
+                UInt8(truncatingIfNeeded: announced >> 24), UInt8(truncatingIfNeeded: announced >> 16),
+                UInt8(truncatingIfNeeded: announced >> 8), UInt8(truncatingIfNeeded: announced), 1, 2, 3,
+            ])
+            let started = ContinuousClock.now
+            #expect(try stranger.readUntilClosed().closed, "closed before the handshake timeout")
+            #expect(ContinuousClock.now - started < .seconds(2))
+        } catch {
+            await hub.shutdown()
+            throw error
+        }
+        await hub.shutdown()
+    }
 }

@@ -93,6 +93,27 @@ final class _SyncChannel {
         }
     }
 
+    /// Forgets the frames still queued: the session is over, and they would only delay its last frame.
+    func dropQueued() {
+        queuedPayloads = []
+        queuedBytes = 0
+    }
+
+    /// Hands the queued frames to the connection's buffer, writable or not, as far as the buffer takes
+    /// them: the connection drains its buffer before it closes.
+    func handQueuedToConnection() {
+        while let payload = queuedPayloads.first, connection.isOpen {
+            do {
+                try connection.write(payload)
+            } catch {
+                break
+            }
+            status.bytesSent += NetLimits.frameHeaderBytes + payload.count
+            queuedBytes -= payload.count
+            queuedPayloads.removeFirst()
+        }
+    }
+
     /// Stops every timer and forgets queued frames; the channel is done.
     func tearDown() {
         for timer in timers.values { timer.cancel() }

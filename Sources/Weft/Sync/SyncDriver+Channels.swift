@@ -27,6 +27,14 @@ extension SyncDriver {
             preconditionFailure("a configuration validated at init became invalid: \(error)")
         }
         let channel = _SyncChannel(connection: connection, session: session, side: side, outbound: outbound)
+        // Until the handshake completes the session takes frames of at most 4 MiB: refused from their
+        // header here, a larger frame never gets buffered whole (a stranger could make the daemon hold
+        // 16 MiB a socket).
+        connection.framePayloadBytesMax = SyncLimits.handshakeFrameBytesMax - NetLimits.frameHeaderBytes
+        if let previous = outbound?.status.lastError {
+            // A new attempt keeps what ended the last one until it gets somewhere (`weft status`).
+            channel.status.lastError = previous
+        }
         let key = ObjectIdentifier(channel)
         channels[key] = channel
         outbound?.channel = channel
@@ -104,7 +112,7 @@ extension SyncDriver {
         do {
             try channel.flushQueue()
         } catch {
-            perform(channel.session.onClose(error: error, now: now), on: channel)
+            failSending(channel, error: error)
         }
     }
 
@@ -118,7 +126,7 @@ extension SyncDriver {
                 do {
                     try channel.send(bytes)
                 } catch {
-                    return perform(channel.session.onClose(error: error, now: now), on: channel)
+                    return failSending(channel, error: error)
                 }
             case .applyOps(let ops, let peer):
                 apply(ops, from: peer, on: channel)
@@ -243,6 +251,7 @@ extension SyncDriver {
             acknowledgementsChanged()
         }
         if becameConnected {
+            channel.connection.framePayloadBytesMax = SyncLimits.frameBytesMax - NetLimits.frameHeaderBytes
             channel.wasConnected = true
             channel.status.sessionsEstablished += 1
             channel.status.lastError = nil
@@ -254,6 +263,16 @@ extension SyncDriver {
                 metadata: ["peer": "\(channel.status.address)", "replica": "\(status.peer.map { "\($0)" } ?? "?")"])
         }
         if let outbound = channel.outbound { outbound.status = channel.status }
+    }
+
+    /// A frame could not be queued (the peer reads too slowly, or the connection broke): the session
+    /// closes. What waits is dropped, so that its error frame goes next, and the connection closes even
+    /// when that frame cannot be sent either: its `.close` was lost then, and a client that stopped
+    /// reading kept its connection, its watches and megabytes of queued events for ever.
+    func failSending(_ channel: _SyncChannel, error: SyncError) {
+        channel.dropQueued()
+        perform(channel.session.onClose(error: error, now: now), on: channel)
+        if channel.connection.isOpen { closeTransport(channel, error: error) }
     }
 
     private func closeTransport(_ channel: _SyncChannel, error: SyncError?) {
@@ -271,6 +290,9 @@ extension SyncDriver {
         if let outbound = channel.outbound { outbound.status = channel.status }
         for timer in channel.timers.values { timer.cancel() }
         channel.timers = [:]
+        // The last frames (an error, a shutdown) go to the connection's buffer, which it drains before
+        // it closes, instead of staying in the channel's queue, which the close forgets.
+        channel.handQueuedToConnection()
         channel.connection.close()
     }
 }
