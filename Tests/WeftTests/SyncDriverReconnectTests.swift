@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import Testing
 import WeftCore
 import WeftSync
@@ -103,5 +106,42 @@ import WeftSync
         }
         await hub.shutdown()
         await skewed.shutdown()
+    }
+
+    @Test func eachNewAttemptShowsWhatEndedTheLastOneUntilItConnects() async throws {
+        // A listener that never answers: every attempt ends on the handshake timeout. Each new attempt
+        // started with no error, so `weft status` showed a peer failing for ever with no reason.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 64) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        try #require(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        var configuration = SyncFixture.configuration(node: 1, others: [0])
+        configuration.handshakeTimeoutMilliseconds = 200
+        let dialer = try SyncDriver(target: EngineTarget(node: 1), configuration: configuration)
+        do {
+            try await dialer.addPeer(host: "127.0.0.1", port: port)
+            try await SyncFixture.wait("a handshake to time out") {
+                dialer.status.peers.first?.lastError?.contains("timeout") == true
+            }
+            var withoutReason = 0
+            for _ in 0..<40 {
+                if dialer.status.peers.first?.lastError == nil { withoutReason += 1 }
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            #expect(withoutReason == 0, "\(withoutReason) of 40 looks showed no reason")
+        } catch {
+            await dialer.shutdown()
+            throw error
+        }
+        await dialer.shutdown()
     }
 }
