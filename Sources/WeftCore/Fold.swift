@@ -73,52 +73,34 @@ enum Fold {
 
     /// Why a function's result cannot be written.
     struct ResultViolation: Error {
-        let reason: String
+        let rule: BrokenValueRule
+        var reason: String { rule.description }
     }
 
     /// A function's result as it is written at `path`, or why it cannot be. A function is app code: the
-    /// value it returns is held to the rules every write is checked against before it becomes an op
-    /// (finite numbers, valid keys, the depth and string limits), or one replica's tree (and file) would
-    /// hold what no other write can make and no store can read back. An empty object or a null child
-    /// vanishes, and `-0.0` is `0.0`, as from any other write, or the state would depend on how a value
-    /// was built.
+    /// value it returns keeps the rules every write keeps (``Value/brokenRule(depth:)``: finite numbers,
+    /// valid keys, the depth and string limits). An empty object or a null child vanishes, and `-0.0` is
+    /// `0.0`, as from any other write, or the state would depend on how a value was built.
     static func checkedResult(_ result: Value, at path: Path) -> Result<Value, ResultViolation> {
         do {
             return .success(try canonical(result, depth: path.depth).normalized)
-        } catch let violation as ResultViolation {
-            return .failure(violation)
         } catch {
-            return .failure(ResultViolation(reason: "\(error)"))
+            return .failure(error)
         }
     }
 
-    private static func canonical(_ value: Value, depth: Int) throws -> Value {
+    private static func canonical(_ value: Value, depth: Int) throws(ResultViolation) -> Value {
+        if let broken = value.brokenRule(depth: depth) { throw ResultViolation(rule: broken.rule) }
         switch value {
-        case .null, .bool, .int: return value
         case .double(let number):
-            guard number.isFinite else { throw ResultViolation(reason: "the number \(number) is not finite") }
             return number == 0 ? .double(0) : value
-        case .string(let text):
-            guard text.utf8.count <= CoreLimits.stringBytesMax else {
-                throw ResultViolation(
-                    reason: "a string of \(text.utf8.count) bytes (at most \(CoreLimits.stringBytesMax))")
-            }
-            return value
         case .object(let children):
-            guard depth < CoreLimits.pathDepthMax else {
-                throw ResultViolation(reason: "it nests deeper than \(CoreLimits.pathDepthMax) levels from the root")
-            }
             var kept: [Key: Value] = [:]
             kept.reserveCapacity(children.count)
-            for (key, child) in children {
-                do {
-                    try Key.validate(key.text)
-                } catch {
-                    throw ResultViolation(reason: "\(error)")
-                }
-                kept[key] = try canonical(child, depth: depth + 1)
-            }
+            for (key, child) in children { kept[key] = try canonical(child, depth: depth + 1) }
             return .object(kept)
+        case .null, .bool, .int, .string:
+            return value
         }
     }
 

@@ -55,37 +55,42 @@ package enum ValueCheck {
     }
 
     private static func check(_ value: Value, keys: [Key], depth: Int, bytes: inout Int) throws {
+        if let broken = value.brokenRule(depth: depth) { throw error(for: broken.rule, at: keys, key: broken.key) }
         bytes += 1
         switch value {
         case .null, .bool: return
         case .int: bytes += 10
-        case .double(let d):
-            bytes += 8
-            guard d.isFinite else {
-                throw WeftError(.invalidValue, "numbers must be finite; got \(d)", path: Path.text(keys))
-            }
-        case .string(let s):
-            let count = s.utf8.count
-            guard count <= CoreLimits.stringBytesMax else {
-                throw WeftError(
-                    .invalidValue, "a string is \(count) bytes long; at most \(CoreLimits.stringBytesMax) are allowed",
-                    path: Path.text(keys))
-            }
-            bytes += 5 + count
+        case .double: bytes += 8
+        case .string(let s): bytes += 5 + s.utf8.count
         case .object(let children):
             bytes += 5
             for (key, child) in children {
-                guard depth < CoreLimits.pathDepthMax else {
-                    throw WeftError(
-                        .invalidPath, "the value reaches deeper than \(CoreLimits.pathDepthMax) levels",
-                        path: Path.text(keys + [key]))
-                }
-                try WeftError.mapping(path: Path.text(keys)) { try Key.validate(key.text) }
                 bytes += 5 + key.text.utf8.count
                 try check(child, keys: keys + [key], depth: depth + 1, bytes: &bytes)
             }
         }
         guard bytes <= valueBytesMax else { throw tooLarge(Path.text(keys), bytes) }
+    }
+
+    /// The public error for a value that breaks a rule of the tree at `keys` (in its child `key`, for
+    /// the rules of an object's children).
+    private static func error(for rule: BrokenValueRule, at keys: [Key], key: Key?) -> WeftError {
+        switch rule {
+        case .nonFiniteNumber(let number):
+            return WeftError(.invalidValue, "numbers must be finite; got \(number)", path: Path.text(keys))
+        case .stringTooLong(let count):
+            return WeftError(
+                .invalidValue, "a string is \(count) bytes long; at most \(CoreLimits.stringBytesMax) are allowed",
+                path: Path.text(keys))
+        case .tooDeep:
+            return WeftError(
+                .invalidPath, "the value reaches deeper than \(CoreLimits.pathDepthMax) levels",
+                path: Path.text(keys + (key.map { [$0] } ?? [])))
+        case .invalidKey(let error):
+            var mapped = WeftError(error)
+            if mapped.path == nil { mapped.path = Path.text(keys) }
+            return mapped
+        }
     }
 
     private static func tooLarge(_ path: CustomStringConvertible, _ bytes: Int) -> WeftError {
