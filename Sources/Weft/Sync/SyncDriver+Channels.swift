@@ -76,7 +76,7 @@ extension SyncDriver {
         frame.append(contentsOf: payload)
         perform(
             channel.session.onBytesReceived(frame, source: source, now: now), on: channel)
-        publishStatus()
+        publishStatusSoon()
     }
 
     /// The socket closed (orderly or not): the session learns it, the channel goes.
@@ -228,7 +228,7 @@ extension SyncDriver {
                 let actions = channel.session.onTimerFired(
                     timer, source: self.source, now: self.now)
                 self.perform(actions, on: channel)
-                self.publishStatus()
+                self.publishStatusSoon()
             }
         } catch {
             // Only a stopping loop refuses a timer; every connection is being closed then.
