@@ -23,6 +23,14 @@ public struct VersionVector: Sendable, Hashable, CustomStringConvertible {
     /// True when the op `sequence` of `origin` is covered.
     @inlinable public func contains(origin: ReplicaID, sequence: UInt64) -> Bool { self[origin] >= sequence }
 
+    /// This vector with the entry of `origin` no higher than `sequence`.
+    public func capped(origin: ReplicaID, at sequence: UInt64) -> VersionVector {
+        guard self[origin] > sequence else { return self }
+        var entries = self.entries
+        entries[origin] = sequence
+        return VersionVector(entries)
+    }
+
     /// Raises the entry of `origin` to `sequence` (never lowers it).
     public mutating func advance(origin: ReplicaID, to sequence: UInt64) {
         if sequence > self[origin] { entries[origin] = sequence }

@@ -184,12 +184,20 @@ extension SyncLink {
 
     // MARK: - Acknowledgements received
 
-    mutating func receiveAcknowledgement(_ acknowledgement: Acknowledgement, outbox: inout Outbox) throws(SyncError) {
+    /// An ack: what the peer holds, with this replica's own ops counted no further than it holds them
+    /// (`held`): no peer can hold an own op this replica has not written (ops of other origins it may
+    /// hold beyond this replica, and that knowledge bounds compaction). A peer that claimed a million of
+    /// this replica's own ops made every write to come acknowledged, and stable, before anyone held it.
+    mutating func receiveAcknowledgement(
+        _ acknowledgement: Acknowledgement, holding held: VersionVector, outbox: inout Outbox
+    ) throws(SyncError) {
         try requireReplication(.ack)
-        outbound.acknowledged = outbound.acknowledged.merged(with: acknowledgement.versionVector)
-        outbound.cursor = outbound.cursor.merged(with: acknowledgement.versionVector)
-        outbound.ledger.release(coveredBy: acknowledgement.versionVector)
-        outbox.append(.recordAcknowledgement(acknowledgement, from: peer.replica))
+        var counted = acknowledgement
+        counted.versionVector = acknowledgement.versionVector.capped(origin: local, at: held[local])
+        outbound.acknowledged = outbound.acknowledged.merged(with: counted.versionVector)
+        outbound.cursor = outbound.cursor.merged(with: counted.versionVector)
+        outbound.ledger.release(coveredBy: counted.versionVector)
+        outbox.append(.recordAcknowledgement(counted, from: peer.replica))
     }
 
     mutating func receiveSnapshotAcknowledgement(_ chunkCount: UInt64) throws(SyncError) {

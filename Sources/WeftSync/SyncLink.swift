@@ -9,6 +9,8 @@ import WeftCore
 struct SyncLink: Sendable {
     /// The peer's hello.
     let peer: Hello
+    /// This replica.
+    let local: ReplicaID
     /// True when ops flow (neither side is a client).
     let replicates: Bool
     /// True when this side sends ops: the peer replicates and may read the whole tree.
@@ -81,6 +83,7 @@ struct SyncLink: Sendable {
         peer: Hello, permissions: PathPermissions, configuration: SyncConfiguration, sentVersionVector: VersionVector
     ) {
         self.peer = peer
+        self.local = configuration.replica
         self.permissions = permissions
         replicates = peer.role != .client && configuration.role != .client
         sendsOps = replicates && permissions.allowsEverywhere(.read)
@@ -102,7 +105,8 @@ struct SyncLink: Sendable {
     ) throws(SyncError) {
         switch message {
         case .ops(let ops): try receiveOps(ops, frameBytes: frameBytes, source: source, outbox: &outbox)
-        case .ack(let acknowledgement): try receiveAcknowledgement(acknowledgement, outbox: &outbox)
+        case .ack(let acknowledgement):
+            try receiveAcknowledgement(acknowledgement, holding: source.versionVector, outbox: &outbox)
         case .snapshotBegin(let begin): try receiveSnapshotBegin(begin)
         case .snapshotChunk(let entries): try receiveSnapshotChunk(entries, outbox: &outbox)
         case .snapshotTouches(let touches): try receiveSnapshotTouches(touches, outbox: &outbox)
