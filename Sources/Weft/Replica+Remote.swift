@@ -158,9 +158,11 @@ extension Replica {
     /// replica.markAcknowledged(through: ackFromHub)
     /// ```
     public func markAcknowledged(through vector: VersionVector) {
-        let sequence = vector[replicaID]
         condition.lock()
         defer { condition.unlock() }
+        // No more than this replica wrote: a stored frontier past it would also push the sequence of the
+        // next write past a gap after a restart (the load starts above every stored frontier).
+        let sequence = min(vector[replicaID], nextSequence - 1)
         guard sequence > acknowledgedThrough, !isShuttingDown, engine != nil, committer.failed == nil else { return }
         acknowledgedThrough = sequence
         var entry = CommitEntry(clockTime: clock.lastTime)

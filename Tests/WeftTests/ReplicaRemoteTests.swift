@@ -168,6 +168,23 @@ import WeftStore
     }
 
     @Test(arguments: ReplicaKind.allCases)
+    func anAcknowledgementPastWhatThisReplicaWroteCountsOnlyWhatItWrote(kind: ReplicaKind) async throws {
+        let fixture = try ReplicaFixture(kind)
+        let first = try fixture.replica.submit(path: Sample.path("/a"), kind: .set(.int(1)))
+        try await fixture.replica.flush()
+        fixture.replica.markAcknowledged(through: VersionVector([fixture.replica.replicaID: 1_000_000]))
+        #expect(first.status == .acknowledged)
+        let later = try fixture.replica.submit(path: Sample.path("/b"), kind: .set(.int(2)))
+        try await fixture.replica.flush()
+        #expect(later.status == .durable, "no one acknowledged it")
+        // Nor does a restart start the next write past a gap.
+        try await fixture.reopen()
+        let next = try fixture.replica.submit(path: Sample.path("/c"), kind: .set(.int(3)))
+        #expect(next.sequence == 3)
+        await fixture.finish()
+    }
+
+    @Test(arguments: ReplicaKind.allCases)
     func acknowledgementAndStabilityAdvanceReceiptsAndAreStored(kind: ReplicaKind) async throws {
         let fixture = try ReplicaFixture(kind)
         let replica = fixture.replica
