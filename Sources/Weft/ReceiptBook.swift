@@ -43,9 +43,10 @@ final class ReceiptBook: @unchecked Sendable {
     private var closedWith: WeftError?
     private var waiters: [Waiter] = []
     private var observers: [Observer] = []
-    /// Observers are called here, in the order of the changes, never on the thread that makes a change:
-    /// that thread may hold the replica's lock (sync acknowledging, a late op revising an outcome), and
-    /// an observer that reads or writes the replica would wait for it for ever.
+    /// Where observers that name no queue are called. Every call, here or on a named queue, is queued
+    /// under the book's lock, in the order of the changes, and never made on the thread that makes a
+    /// change: that thread may hold the replica's lock (sync acknowledging, a late op revising an
+    /// outcome), and an observer that reads or writes the replica would wait for it for ever.
     private let deliveries = DispatchQueue(label: "weft.receipt-observers")
 
     /// A book whose writes up to `durableThrough` are already in the store.
@@ -181,11 +182,7 @@ final class ReceiptBook: @unchecked Sendable {
             }
             for (observer, status) in calls.reversed() {
                 let call = observer.call
-                if let queue = observer.queue {
-                    deliveries.async { queue.async { call(status) } }
-                } else {
-                    deliveries.async { call(status) }
-                }
+                (observer.queue ?? deliveries).async { call(status) }
             }
         }
         for (continuation, result) in resumed { continuation.resume(with: result.mapError { $0 as any Error }) }

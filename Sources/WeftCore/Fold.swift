@@ -65,40 +65,34 @@ enum Fold {
             case .success(let value):
                 state.write(value, at: op.path)
                 return .applied
-            case .failure(let violation):
-                return .rejected(.invalidFunctionResult(name: call.name, reason: violation.reason))
+            case .failure(let broken):
+                return .rejected(.invalidFunctionResult(name: call.name, reason: broken.description))
             }
         }
     }
 
-    /// Why a function's result cannot be written.
-    struct ResultViolation: Error {
-        let rule: BrokenValueRule
-        var reason: String { rule.description }
+    /// A function's result as it is written at `path`, or the rule of the tree it breaks. A function is
+    /// app code: the value it returns keeps the rules every write keeps (``Value/brokenRule(depth:)``:
+    /// finite numbers, valid keys, the depth and string limits). An empty object or a null child vanishes,
+    /// and `-0.0` is `0.0`, as from any other write, or the state would depend on how a value was built.
+    static func checkedResult(_ result: Value, at path: Path) -> Result<Value, BrokenValueRule> {
+        Result { () throws(BrokenValueRule) in try canonical(result, depth: path.depth) }
     }
 
-    /// A function's result as it is written at `path`, or why it cannot be. A function is app code: the
-    /// value it returns keeps the rules every write keeps (``Value/brokenRule(depth:)``: finite numbers,
-    /// valid keys, the depth and string limits). An empty object or a null child vanishes, and `-0.0` is
-    /// `0.0`, as from any other write, or the state would depend on how a value was built.
-    static func checkedResult(_ result: Value, at path: Path) -> Result<Value, ResultViolation> {
-        do {
-            return .success(try canonical(result, depth: path.depth).normalized)
-        } catch {
-            return .failure(error)
-        }
-    }
-
-    private static func canonical(_ value: Value, depth: Int) throws(ResultViolation) -> Value {
-        if let broken = value.brokenRule(depth: depth) { throw ResultViolation(rule: broken.rule) }
+    /// `value` normalized, with `0.0` for `-0.0`, in one walk that checks every node.
+    private static func canonical(_ value: Value, depth: Int) throws(BrokenValueRule) -> Value {
+        if let broken = value.brokenRule(depth: depth) { throw broken.rule }
         switch value {
         case .double(let number):
             return number == 0 ? .double(0) : value
         case .object(let children):
             var kept: [Key: Value] = [:]
             kept.reserveCapacity(children.count)
-            for (key, child) in children { kept[key] = try canonical(child, depth: depth + 1) }
-            return .object(kept)
+            for (key, child) in children {
+                let canonicalChild = try canonical(child, depth: depth + 1)
+                if !canonicalChild.isNull { kept[key] = canonicalChild }
+            }
+            return kept.isEmpty ? .null : .object(kept)
         case .null, .bool, .int, .string:
             return value
         }

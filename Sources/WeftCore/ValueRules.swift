@@ -1,7 +1,7 @@
 /// A rule of the tree that a value breaks: every value a write or a registered function puts in the
 /// tree keeps them, or one replica's tree (and file) would hold what no other write can make and no
 /// store can read back. ``Value/brokenRule(depth:)`` finds the first one a node breaks.
-public enum BrokenValueRule: Sendable, Equatable, CustomStringConvertible {
+public enum BrokenValueRule: Error, Sendable, Equatable, CustomStringConvertible {
     /// A number that is not finite.
     case nonFiniteNumber(Double)
     /// A string longer than ``CoreLimits/stringBytesMax`` bytes.

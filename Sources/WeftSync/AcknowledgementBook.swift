@@ -105,10 +105,10 @@ public struct AcknowledgementBook: Sendable, Hashable {
 
     /// The ops every member has: the pointwise minimum of the members' acknowledged vectors and the
     /// local one, raised to any frontier a hub announced as stable; on a replica that has a hub, only
-    /// what its hubs announced (and it holds). Empty while this replica knows no
-    /// other member: a replica that has not met its group yet cannot tell what the group holds, and
-    /// its own ops, taken as stable, would count as acknowledged, which they are not (a snapshot
-    /// install could then not stamp them again, and they would never reach the group).
+    /// what its hubs announced (and it holds). Empty while this replica knows no other member: a replica
+    /// that has not met its group yet cannot tell what the group holds, and its own ops, taken as
+    /// stable, would count as acknowledged, which they are not (a snapshot install could then not stamp
+    /// them again, and they would never reach the group).
     public func stableFrontier(local localVector: VersionVector) -> VersionVector {
         guard members.contains(where: { $0 != local }) else { return VersionVector() }
         // A leaf takes stability from its hubs alone: it knows only the members it met or holds ops

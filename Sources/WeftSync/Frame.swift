@@ -49,23 +49,16 @@ struct FrameBuilder {
     /// The finished frame. The builder is left empty, so the returned array is uniquely referenced
     /// and patching its header does not copy it.
     mutating func finish() -> [UInt8] {
-        precondition(writer.bytes.count <= SyncLimits.frameBytesMax, "an outgoing frame exceeds frameBytesMax")
-        return finishAnySize()
+        guard let frame = finishIfFits() else { preconditionFailure("an outgoing frame exceeds frameBytesMax") }
+        return frame
     }
 
     /// The finished frame, or nil when it exceeds ``SyncLimits/frameBytesMax``: for messages whose size
     /// depends on the replica's data (a client's reply or event carries a whole subtree).
     mutating func finishIfFits() -> [UInt8]? {
-        guard writer.bytes.count <= SyncLimits.frameBytesMax else {
-            writer = ByteWriter(capacity: 0)
-            return nil
-        }
-        return finishAnySize()
-    }
-
-    private mutating func finishAnySize() -> [UInt8] {
         var bytes = writer.bytes
         writer = ByteWriter(capacity: 0)
+        guard bytes.count <= SyncLimits.frameBytesMax else { return nil }
         precondition(bytes.count >= SyncLimits.frameHeaderBytes, "a frame holds at least its header")
         let length = UInt32(bytes.count - 4)
         bytes[0] = UInt8(truncatingIfNeeded: length >> 24)

@@ -17,9 +17,8 @@ public enum MessageCodec {
 
     /// The frame (header included) that carries `message`.
     public static func encode(_ message: Message) -> [UInt8] {
-        var builder = FrameBuilder(message.type)
-        writePayload(of: message, to: &builder.writer)
-        return builder.finish()
+        guard let frame = encodeIfFits(message) else { preconditionFailure("an outgoing frame exceeds frameBytesMax") }
+        return frame
     }
 
     /// The frame of `message`, or nil when it would exceed ``SyncLimits/frameBytesMax`` (a client's

@@ -193,11 +193,16 @@ extension SyncLink {
     ) throws(SyncError) {
         try requireReplication(.ack)
         var counted = acknowledgement
-        counted.versionVector = acknowledgement.versionVector.capped(origin: local, at: held[local])
+        counted.versionVector = counting(acknowledgement.versionVector, holding: held)
         outbound.acknowledged = outbound.acknowledged.merged(with: counted.versionVector)
         outbound.cursor = outbound.cursor.merged(with: counted.versionVector)
         outbound.ledger.release(coveredBy: counted.versionVector)
         outbox.append(.recordAcknowledgement(counted, from: peer.replica))
+    }
+
+    /// What a peer says it holds, as this replica counts it: its own ops no further than it holds them.
+    func counting(_ claimed: VersionVector, holding held: VersionVector) -> VersionVector {
+        claimed.capped(origin: local, at: held[local])
     }
 
     mutating func receiveSnapshotAcknowledgement(_ chunkCount: UInt64) throws(SyncError) {

@@ -93,9 +93,8 @@ extension SyncSession {
         report(phase: .connected, opsBehind: link.opsBehind(source: source), error: nil, outbox: &outbox)
         if link.replicates {
             // The hello's vector is what the peer holds: its first acknowledgement, with this replica's own
-            // ops counted as every ack counts them (``SyncLink/receiveAcknowledgement(_:holding:outbox:)``).
-            let own = configuration.replica
-            let counted = peer.versionVector.capped(origin: own, at: source.versionVector[own])
+            // ops counted as every ack counts them (``SyncLink/counting(_:holding:)``).
+            let counted = link.counting(peer.versionVector, holding: source.versionVector)
             outbox.append(.recordAcknowledgement(Acknowledgement(versionVector: counted), from: peer.replica))
         }
         try withLink { link throws(SyncError) in try link.pump(source: source, outbox: &outbox) }

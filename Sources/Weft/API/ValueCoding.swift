@@ -87,8 +87,12 @@ struct ValueCoding: Sendable {
 
     /// A coding path as a relative node path (`.` for the node itself).
     static func describe(_ codingPath: [any CodingKey]) -> String {
-        codingPath.isEmpty
-            ? "." : codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: "/")
+        codingPath.isEmpty ? "." : codingPath.map(nodeKey).joined(separator: "/")
+    }
+
+    /// The key of the node a coding key names (an array element's index as its key).
+    static func nodeKey(_ codingKey: any CodingKey) -> String {
+        codingKey.intValue.map(String.init) ?? codingKey.stringValue
     }
 }
 
@@ -111,7 +115,7 @@ final class DecodingShape {
         var node = self
         var current = value
         for codingKey in context.codingPath {
-            let key = codingKey.intValue.map(String.init) ?? codingKey.stringValue
+            let key = ValueCoding.nodeKey(codingKey)
             guard case .object(let children) = current, let next = children[Key(unchecked: key)] else { return false }
             current = next
             let slot = node.isArray ? "*" : key

@@ -70,18 +70,22 @@ final class _SyncChannel {
         queuedBytes += payload.count
     }
 
-    /// Writes queued frames while the connection takes them; called when it turns writable again.
-    func flushQueue() throws(SyncError) {
+    /// Writes queued frames while the connection takes them: while it is writable, called when it turns
+    /// writable again; or, for a channel about to close (`ignoringBackpressure`), as far as its buffer
+    /// takes them, since the connection drains its buffer before it closes.
+    func flushQueue(ignoringBackpressure: Bool = false) throws(SyncError) {
         var written = 0
-        while written < queuedPayloads.count, connection.isOpen, connection.isWritable {
+        defer {
+            queuedPayloads.removeFirst(written)
+            precondition(queuedBytes >= 0, "queued bytes went negative")
+            precondition(!queuedPayloads.isEmpty || queuedBytes == 0, "an empty queue holds bytes")
+        }
+        while written < queuedPayloads.count, connection.isOpen, ignoringBackpressure || connection.isWritable {
             let payload = queuedPayloads[written]
             try write(payload[...])
             queuedBytes -= payload.count
             written += 1
         }
-        queuedPayloads.removeFirst(written)
-        precondition(queuedBytes >= 0, "queued bytes went negative")
-        precondition(!queuedPayloads.isEmpty || queuedBytes == 0, "an empty queue holds bytes")
     }
 
     private func write(_ payload: ArraySlice<UInt8>) throws(SyncError) {
@@ -97,21 +101,6 @@ final class _SyncChannel {
     func dropQueued() {
         queuedPayloads = []
         queuedBytes = 0
-    }
-
-    /// Hands the queued frames to the connection's buffer, writable or not, as far as the buffer takes
-    /// them: the connection drains its buffer before it closes.
-    func handQueuedToConnection() {
-        while let payload = queuedPayloads.first, connection.isOpen {
-            do {
-                try connection.write(payload)
-            } catch {
-                break
-            }
-            status.bytesSent += NetLimits.frameHeaderBytes + payload.count
-            queuedBytes -= payload.count
-            queuedPayloads.removeFirst()
-        }
     }
 
     /// Stops every timer and forgets queued frames; the channel is done.

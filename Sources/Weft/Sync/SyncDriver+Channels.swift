@@ -292,7 +292,7 @@ extension SyncDriver {
         channel.timers = [:]
         // The last frames (an error, a shutdown) go to the connection's buffer, which it drains before
         // it closes, instead of staying in the channel's queue, which the close forgets.
-        channel.handQueuedToConnection()
+        try? channel.flushQueue(ignoringBackpressure: true)
         channel.connection.close()
     }
 }
