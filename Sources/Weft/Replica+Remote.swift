@@ -172,7 +172,9 @@ extension Replica {
     }
 
     /// Marks every op stamped at or below `frontier` as stable: every member of the group has it. Our
-    /// ops up to it become stable, and ``compact(vacuum:)`` may fold them into the base.
+    /// ops up to it become stable, and ``compact(vacuum:)`` may fold them into the base. A frontier
+    /// past every stamp this replica's clock has made or received counts only up to them: its later
+    /// writes are stamped above those, and one below a compacted frontier could not be stored.
     ///
     /// ```swift
     /// replica.markStable(through: membershipFrontier)
@@ -182,6 +184,7 @@ extension Replica {
         defer { condition.unlock() }
         waitForLoad()
         guard let engine, !isShuttingDown, committer.failed == nil else { return }
+        let frontier = min(frontier, clock.lastSeen)
         if let stableFrontier, frontier <= stableFrontier { return }
         stableFrontier = frontier
         var sequence = stableThrough
@@ -254,11 +257,25 @@ extension Replica {
     }
 }
 
+extension HybridClock {
+    /// The greatest stamp at the clock's last time: every stamp it made or received is at or below it,
+    /// every stamp it makes later is above it.
+    var lastSeen: Stamp { Stamp(time: lastTime, replica: ReplicaID.greatest) }
+}
+
+extension ReplicaID {
+    /// The greatest replica id, which ends the stamps of a time.
+    static var greatest: ReplicaID {
+        guard let id = ReplicaID(rawValue: .max) else { preconditionFailure("only zero is not a replica id") }
+        return id
+    }
+}
+
 extension Stamp {
     /// The greatest stamp below this one; nil for the smallest stamp.
     var predecessor: Stamp? {
         if let replica = ReplicaID(rawValue: replica.rawValue - 1) { return Stamp(time: time, replica: replica) }
-        guard time > 0, let greatest = ReplicaID(rawValue: .max) else { return nil }
-        return Stamp(time: time - 1, replica: greatest)
+        guard time > 0 else { return nil }
+        return Stamp(time: time - 1, replica: .greatest)
     }
 }

@@ -136,6 +136,28 @@ import WeftStore
         await fixture.finish()
     }
 
+    /// A frontier past every stamp this replica's clock has seen folds no further than that: the next
+    /// write is stamped above the compaction, becomes durable and survives a reopen.
+    @Test(arguments: ReplicaKind.allCases)
+    func aFrontierAheadOfTheClockLeavesLaterWritesAboveTheCompaction(kind: ReplicaKind) async throws {
+        let fixture = try ReplicaFixture(kind)
+        let replica = fixture.replica
+        try await replica.submit(path: Sample.path("/a"), kind: .set(.int(1))).wait(for: .durable)
+        replica.markStable(through: Stamp(millis: fixture.clock.now + 10_000, counter: 0, replica: replica.replicaID))
+        let report = try await replica.compact()
+        #expect(report.opsFolded == 1)
+        let next = try replica.submit(path: Sample.path("/b"), kind: .set(.int(2)))
+        #expect(try #require(report.frontier) < next.stamp)
+        try await next.wait(for: .durable)
+        #expect(replica.snapshot() == Sample.json(#"{"a":1,"b":2}"#))
+
+        try await fixture.reopen()
+        #expect(fixture.replica.snapshot() == Sample.json(#"{"a":1,"b":2}"#))
+        try await fixture.replica.submit(path: Sample.path("/c"), kind: .set(.int(3))).wait(for: .durable)
+        #expect(fixture.replica.snapshot() == Sample.json(#"{"a":1,"b":2,"c":3}"#))
+        await fixture.finish()
+    }
+
     @Test func regionsChosenForABigBaseStaySmall() throws {
         var base = Value.null
         for user in 0..<500 { base.write(Sample.json(#"{"a":1,"b":2}"#), at: Sample.path("/users/u\(user)")) }
