@@ -16,7 +16,8 @@ extension Replica {
     /// - Returns: what changed, the outcome of each new op and the revised outcomes of earlier ops; the
     ///   receipts of our ops whose outcome became a rejection are rejected.
     /// - Throws: `WeftError` with code `clockRefused` (drift), `sync` (an op claims the place of
-    ///   another op of the same origin), `shutDown`, or the code of a failed commit or load.
+    ///   another op of the same origin, or repeats a held op with another body), `shutDown`, or the code
+    ///   of a failed commit or load.
     @discardableResult
     public func applyRemote(_ ops: [Op]) throws -> ApplyReport { try applyRemote(ops, encodings: nil) }
 
@@ -90,8 +91,9 @@ extension Replica {
     }
 
     /// Refuses ops stamped too far in the future, ops that claim the place of another op of their
-    /// origin (two replicas sharing an id), and ops of this replica's own that would leave a gap in its
-    /// sequence, before anything is applied. Call with `condition` held.
+    /// origin or repeat a held op with another body (two replicas sharing an id), and ops of this
+    /// replica's own that would leave a gap in its sequence, before anything is applied. Call with
+    /// `condition` held.
     private func check(_ ops: [Op], engine: MergeEngine) throws {
         guard !ops.isEmpty else { return }
         try checkOwnSequence(ops, engine: engine)
@@ -102,11 +104,19 @@ extension Replica {
             } catch {
                 throw WeftError.wrapping(error)
             }
-            if let placed = engine.stamp(of: op.origin, sequence: op.sequence), placed != op.stamp {
+            guard let placed = engine.stamp(of: op.origin, sequence: op.sequence) else { continue }
+            if placed != op.stamp {
                 throw WeftError(
                     .sync,
                     "op \(op.sequence) of replica \(op.origin) arrived with stamp \(op.stamp.text), but this replica "
                         + "holds it with stamp \(placed.text); two replicas share the id \(op.origin)")
+            }
+            if let held = engine.op(for: placed), held != op {
+                // Not a duplicate: replicas that met this body first would keep it, and this one the other.
+                throw WeftError(
+                    .sync,
+                    "op \(op.sequence) of replica \(op.origin) (stamp \(op.stamp.text)) arrived with another body "
+                        + "than the one this replica holds; two replicas share the id \(op.origin), or a log is forged")
             }
         }
     }

@@ -224,6 +224,25 @@ import WeftStore
         await fixture.finish()
     }
 
+    /// The same stamp and place with another body is no duplicate: a replica that took it as one kept
+    /// its body while replicas that met the other body first kept that one, for ever.
+    @Test(arguments: ReplicaKind.allCases)
+    func anOpRepeatedWithAnotherBodyIsRefused(kind: ReplicaKind) async throws {
+        let fixture = try ReplicaFixture(kind)
+        let replica = fixture.replica
+        let now = fixture.clock.now
+        let held = Sample.remote(5, sequence: 1, millis: now, path: "/a", .set(.int(1)))
+        try replica.applyRemote([held])
+        let forged = Sample.remote(5, sequence: 1, millis: now, path: "/a", .set(.int(666)))
+        let error = #expect(throws: WeftError.self) { try replica.applyRemote([forged]) }
+        #expect(error?.code == .sync)
+        #expect(error?.message.contains("another body") == true)
+        let again = try replica.applyRemote([held])
+        #expect(again.duplicates == 1, "the op itself is still a duplicate")
+        #expect(replica.value(at: Sample.path("/a")) == .int(1))
+        await fixture.finish()
+    }
+
     @Test(arguments: ReplicaKind.allCases)
     func anOpOfOurOwnAboveAGapIsRefusedAndOurWritesStayDurable(kind: ReplicaKind) async throws {
         // Taken, it left a gap in our own sequence for ever: every later write of ours stayed pending
