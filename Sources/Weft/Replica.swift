@@ -185,8 +185,11 @@ public final class Replica: @unchecked Sendable {
         self.path = path
         self.replicaID = identity.replica
         self.api = APIState(encoder: options.encoder, decoder: options.decoder, label: "weft.replica.callbacks")
+        // A file compacted past its clock (which an older version could do) would otherwise stamp its next
+        // writes below the frontier, where they cannot be stored.
         self.clock = HybridClock(
-            replica: identity.replica, lastTime: identity.clockTime, driftMillisMax: options.driftMillisMax)
+            replica: identity.replica, lastTime: max(identity.clockTime, marks.frontier?.time ?? 0),
+            driftMillisMax: options.driftMillisMax)
         self.acknowledgedThrough = marks.acknowledgedThrough
         self.stableThrough = marks.stableThrough
         let settings = GroupCommitter.Settings(

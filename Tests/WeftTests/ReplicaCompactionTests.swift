@@ -158,6 +158,28 @@ import WeftStore
         await fixture.finish()
     }
 
+    /// A file whose stored frontier lies past its stored clock (written by a version that compacted
+    /// ahead of the clock) reopens with its clock above the frontier, so that its writes can be stored.
+    @Test(arguments: ReplicaKind.allCases)
+    func aStoredFrontierAheadOfTheStoredClockRaisesTheClockOnOpen(kind: ReplicaKind) async throws {
+        let fixture = try ReplicaFixture(kind)
+        let frontier = Stamp(millis: fixture.clock.now + 10_000, counter: 0, replica: fixture.replica.replicaID)
+        await fixture.replica.shutdown()
+        let store = try fixture.openStore()
+        var batch = StoreBatch()
+        batch.frontier = frontier
+        try store.commit(batch)
+        try store.close()
+
+        let reopened = try fixture.open()
+        let write = try reopened.submit(path: Sample.path("/a"), kind: .set(.int(1)))
+        #expect(frontier < write.stamp)
+        try await write.wait(for: .durable)
+        #expect(reopened.snapshot() == Sample.json(#"{"a":1}"#))
+        await reopened.shutdown()
+        await fixture.finish()
+    }
+
     @Test func regionsChosenForABigBaseStaySmall() throws {
         var base = Value.null
         for user in 0..<500 { base.write(Sample.json(#"{"a":1,"b":2}"#), at: Sample.path("/users/u\(user)")) }
