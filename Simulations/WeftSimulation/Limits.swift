@@ -61,6 +61,9 @@ public enum SimulationLimits {
     public static let pingIntervalTicksMin: UInt64 = 50
     /// Longest keep-alive interval drawn for sessions, in ticks.
     public static let pingIntervalTicksMax: UInt64 = 400
+    /// Longest idle or handshake timeout a scenario may give its sessions, in ticks (drawn ones stay
+    /// well below; a longer one could not fire before the convergence bound).
+    public static let sessionTimeoutTicksMax: UInt64 = 10_000
 
     // MARK: - Replicas, disks and clocks
 

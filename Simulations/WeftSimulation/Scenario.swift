@@ -185,9 +185,10 @@ public struct SessionProfile: Codable, Sendable, Hashable {
     public var batchOpsMax: Int
     /// Keep-alive interval, in ticks.
     public var pingIntervalTicks: UInt64
-    /// Idle timeout, in ticks (at least twice the ping interval).
+    /// Idle timeout, in ticks (at least twice the ping interval, at most
+    /// ``SimulationLimits/sessionTimeoutTicksMax``).
     public var idleTimeoutTicks: UInt64
-    /// Handshake timeout, in ticks.
+    /// Handshake timeout, in ticks (at most ``SimulationLimits/sessionTimeoutTicksMax``).
     public var handshakeTimeoutTicks: UInt64
 
     /// A profile from its parts.
@@ -206,8 +207,10 @@ public struct SessionProfile: Codable, Sendable, Hashable {
         let windows = SimulationLimits.windowBytesMin...SimulationLimits.windowBytesMax
         let batches = SimulationLimits.batchOpsMin...SimulationLimits.batchOpsMax
         let pings = SimulationLimits.pingIntervalTicksMin...SimulationLimits.pingIntervalTicksMax
+        let timeouts = 1...SimulationLimits.sessionTimeoutTicksMax
         guard windows.contains(windowBytes), batches.contains(batchOpsMax), pings.contains(pingIntervalTicks),
-            idleTimeoutTicks >= 2 * pingIntervalTicks, handshakeTimeoutTicks > 0
+            idleTimeoutTicks >= 2 * pingIntervalTicks, timeouts.contains(idleTimeoutTicks),
+            timeouts.contains(handshakeTimeoutTicks)
         else { throw SimulationError.invalidScenario(reason: "session profile out of range") }
     }
 }

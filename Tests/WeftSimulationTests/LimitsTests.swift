@@ -18,6 +18,14 @@ import WeftSync
         #expect(SimulationLimits.pingIntervalTicksMin >= SyncLimits.pingIntervalMillisecondsMin)
     }
 
+    @Test func drawnTimeoutsFitTheTimeoutBound() {
+        // Drawn: the idle timeout up to six pings, the handshake up to five, or a few trips of the slowest link.
+        let trip = 2 * SimulationLimits.latencyTicksMax
+        #expect(6 * SimulationLimits.pingIntervalTicksMax <= SimulationLimits.sessionTimeoutTicksMax)
+        #expect(SimulationLimits.pingIntervalTicksMax + 6 * trip <= SimulationLimits.sessionTimeoutTicksMax)
+        #expect(SimulationLimits.sessionTimeoutTicksMax < UInt64(SimulationLimits.ticksMaxConvergence))
+    }
+
     @Test func clockFaultsStayWithinTheDriftReplicasAccept() {
         // Two replicas skewed the most apart must still accept each other's stamps.
         #expect(UInt64(2 * SimulationLimits.clockOffsetMillisMax) < SimulationLimits.driftMillisMax)

@@ -77,6 +77,29 @@ import WeftCore
         #expect(throws: SimulationError.self) { try ScheduleFile.read(from: path) }
     }
 
+    /// A timer is scheduled at `now + timeout`: a timeout near `UInt64.max` in a hand-edited file
+    /// overflowed there and crashed `weft-sim replay`.
+    @Test(arguments: [UInt64.max, SimulationLimits.sessionTimeoutTicksMax + 1])
+    func aScheduleFileWithATimeoutBeyondTheLimitIsRefused(timeout: UInt64) throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "weft-sim-timeout-schedule-\(UUID().uuidString).json"
+        ).path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let drawn = Scenario.draw(seed: 3, options: ScenarioOptions())
+        for field in [\SessionProfile.handshakeTimeoutTicks, \SessionProfile.idleTimeoutTicks] {
+            var scenario = drawn
+            scenario.sessions[keyPath: field] = timeout
+            let file = ScheduleFile(
+                result: ShrinkResult(
+                    original: scenario, shrunk: scenario,
+                    failure: SimulationFailure(kind: .runaway, tick: 0, replica: nil, message: "test"), runs: 1))
+            try file.write(to: path)
+            #expect(throws: SimulationError.invalidScenario(reason: "session profile out of range")) {
+                try ScheduleFile.read(from: path)
+            }
+        }
+    }
+
     @Test func droppingTheLastReplicaRewritesTheEpisodesThatNamedIt() {
         var scenario = Scenario.draw(seed: 4, options: ScenarioOptions())
         scenario.replicaCount = 4
