@@ -38,14 +38,36 @@ enum Printing {
     /// Runs this executable again with `arguments` and returns the last line it printed.
     static func childTraceHash(arguments: [String]) throws -> String {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+        process.executableURL = ownExecutable()
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw ChildRunFailure(arguments: arguments, status: process.terminationStatus)
+        }
         let output = String(decoding: data, as: UTF8.self)
         return output.split(separator: "\n").last.map(String.init) ?? ""
+    }
+
+    /// This executable's file. `CommandLine.arguments[0]` is only the name typed when `weft-sim` was
+    /// found through `PATH`, which names no file in the working folder.
+    static func ownExecutable() -> URL {
+        let linux = URL(fileURLWithPath: "/proc/self/exe")
+        if FileManager.default.fileExists(atPath: linux.path) { return linux.resolvingSymlinksInPath() }
+        return Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+    }
+}
+
+/// A child run of `--check-determinism` that did not finish: no hash to compare.
+struct ChildRunFailure: Error, CustomStringConvertible {
+    let arguments: [String]
+    let status: Int32
+
+    var description: String {
+        "the child run `weft-sim \(arguments.joined(separator: " "))` ended with status \(status); "
+            + "run it yourself to see why"
     }
 }

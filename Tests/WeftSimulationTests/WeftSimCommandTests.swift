@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+@testable import weft_sim
+
+/// `weft-sim` run as a user runs it: the built executable, found on `PATH`, from another folder.
+@Suite struct WeftSimCommandTests {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The `weft-sim` executable built next to this test bundle.
+    static func binary() throws -> URL {
+        let directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        for candidate in [directory, directory.deletingLastPathComponent()] {
+            let binary = candidate.appendingPathComponent("weft-sim")
+            if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
+        }
+        throw Failure(description: "no weft-sim executable next to \(directory.path); build it first")
+    }
+
+    /// Runs `weft-sim arguments` by name through `PATH`, in an empty temporary folder.
+    static func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("weft-sim-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["weft-sim"] + arguments
+        process.currentDirectoryURL = folder
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = try binary().deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "")
+        process.environment = environment
+        let files = ["out", "err"].map { folder.appendingPathComponent($0) }
+        for file in files { try Data().write(to: file) }
+        process.standardOutput = try FileHandle(forWritingTo: files[0])
+        process.standardError = try FileHandle(forWritingTo: files[1])
+        try process.run()
+        process.waitUntilExit()
+        let output = try files.map { String(decoding: try Data(contentsOf: $0), as: UTF8.self) }
+        return (process.terminationStatus, output[0], output[1])
+    }
+
+    @Test func checkDeterminismRunsItsChildWhenWeftSimIsFoundOnThePath() throws {
+        let result = try Self.run(["run", "--seed", "7", "--ops", "50", "--check-determinism"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("determinism: run in a child process"), "\(result.stdout)\(result.stderr)")
+        #expect(!result.stdout.contains("DIFFERS"))
+    }
+}
