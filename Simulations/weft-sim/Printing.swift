@@ -16,10 +16,17 @@ enum Printing {
         print(report.passed ? "PASS" : "FAIL")
     }
 
-    static func failure(_ failure: SimulationFailure, replay: String, shrink: String) {
-        print("FAIL \(failure)")
-        print("replay: \(replay)")
-        print("shrink: \(shrink)")
+    static func failure(_ failure: SimulationFailure, replay: String, shrink: String, json: Bool) {
+        line("FAIL \(failure)", json: json)
+        line("replay: \(replay)", json: json)
+        line("shrink: \(shrink)", json: json)
+    }
+
+    /// Prints a line on standard output, or on standard error when standard output holds a JSON
+    /// report (which must stay one JSON document for the tools that read it).
+    static func line(_ text: String, json: Bool) {
+        guard json else { return print(text) }
+        FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
     static func coverage(_ coverage: Coverage) {

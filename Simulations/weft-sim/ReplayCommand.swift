@@ -39,15 +39,16 @@ struct ReplayCommand: ParsableCommand {
         }
         if printOps {
             for written in simulation.writtenOps {
-                print(OpText.line(written.op, tick: written.tick, replica: written.replica))
+                Printing.line(OpText.line(written.op, tick: written.tick, replica: written.replica), json: json)
             }
         }
         if let recorded = schedule.failure {
             let same = report.failure?.kind == recorded.kind
-            print("recorded failure: \(recorded.kind.rawValue) — \(same ? "replayed" : "NOT replayed")")
+            Printing.line(
+                "recorded failure: \(recorded.kind.rawValue) — \(same ? "replayed" : "NOT replayed")", json: json)
         }
         if let failure = report.failure {
-            print("FAIL \(failure)")
+            Printing.line("FAIL \(failure)", json: json)
             throw ExitCode.failure
         }
     }

@@ -40,7 +40,8 @@ struct RunCommand: ParsableCommand {
         }
         if checkDeterminism { try checkAgainstReruns(report, scenario: drawn, options: options) }
         if let failure = report.failure {
-            Printing.failure(failure, replay: options.replayCommand(seed: seed), shrink: shrinkCommand(options))
+            Printing.failure(
+                failure, replay: options.replayCommand(seed: seed), shrink: shrinkCommand(options), json: json)
             throw ExitCode.failure
         }
     }
@@ -53,19 +54,15 @@ struct RunCommand: ParsableCommand {
     /// so an order that leaked from a hashed collection would show).
     func checkAgainstReruns(_ report: SimulationReport, scenario drawn: Scenario, options: ScenarioOptions) throws {
         let again = Simulation(scenario: drawn).run()
-        print("determinism: second run in this process \(again.traceHashText)", terminator: "")
-        guard again.traceHash == report.traceHash else {
-            print(" — DIFFERS")
-            throw ExitCode.failure
-        }
-        print(" — same")
+        try compare("second run in this process", again.traceHashText, with: report)
         let child = try Printing.childTraceHash(
             arguments: ["run", "--seed", "\(seed)", "--trace-hash-only"] + options.commandLineArguments)
-        print("determinism: run in a child process \(child)", terminator: "")
-        guard child == report.traceHashText else {
-            print(" — DIFFERS")
-            throw ExitCode.failure
-        }
-        print(" — same")
+        try compare("run in a child process", child, with: report)
+    }
+
+    func compare(_ run: String, _ traceHash: String, with report: SimulationReport) throws {
+        let same = traceHash == report.traceHashText
+        Printing.line("determinism: \(run) \(traceHash) — \(same ? "same" : "DIFFERS")", json: json)
+        guard same else { throw ExitCode.failure }
     }
 }

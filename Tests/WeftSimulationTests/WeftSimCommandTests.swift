@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import WeftSimulation
 @testable import weft_sim
 
 /// `weft-sim` run as a user runs it: the built executable, found on `PATH`, from another folder.
@@ -45,5 +46,38 @@ import Testing
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("determinism: run in a child process"), "\(result.stdout)\(result.stderr)")
         #expect(!result.stdout.contains("DIFFERS"))
+    }
+
+    /// A run that fails: double-counted increments are caught on the first seed.
+    static let failingArguments = ["--seed", "1", "--ops", "200", "--sabotage", "double-count"]
+
+    @Test func runJSONIsOneJSONDocumentEvenWhenTheRunFails() throws {
+        let result = try Self.run(["run"] + Self.failingArguments + ["--json", "--check-determinism"])
+        #expect(result.status == 1, "a checker failed")
+        let report = try JSONDecoder().decode(SimulationReport.self, from: Data(result.stdout.utf8))
+        #expect(report.failure?.kind == .stateDiffersFromFold)
+        #expect(result.stderr.contains("replay: weft-sim run --seed 1"), "the replay command is still shown")
+        #expect(result.stderr.contains("determinism: run in a child process"))
+    }
+
+    @Test func replayJSONIsOneJSONDocumentEvenWhenTheScheduleFails() throws {
+        var options = ScenarioOptions()
+        options.opCount = 200
+        options.sabotage = .duplicateIncrementsCounted
+        let scenario = Scenario.draw(seed: 1, options: options)
+        let failure = try #require(Simulation(scenario: scenario).run().failure)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "weft-sim-replay-json-\(UUID().uuidString).json"
+        ).path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try ScheduleFile(result: ShrinkResult(original: scenario, shrunk: scenario, failure: failure, runs: 1))
+            .write(to: path)
+
+        let result = try Self.run(["replay", path, "--json", "--print-ops"])
+        #expect(result.status == 1, "the schedule fails")
+        let report = try JSONDecoder().decode(SimulationReport.self, from: Data(result.stdout.utf8))
+        #expect(report.failure == failure)
+        #expect(result.stderr.contains("recorded failure: \(failure.kind.rawValue) — replayed"))
+        #expect(result.stderr.contains(" r0 seq 1 "), "the ops are still listed")
     }
 }
