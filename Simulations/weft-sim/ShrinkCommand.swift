@@ -17,6 +17,11 @@ struct ShrinkCommand: ParsableCommand {
     @Option(name: .long, help: "Most simulations to run while shrinking.")
     var runsMax: Int = SimulationLimits.shrinkRunsMax
 
+    /// Where the schedule goes.
+    var path: String { output ?? "weft-sim-seed-\(seed).schedule.json" }
+
+    func validate() throws { try OutputFile.check(path) }
+
     func run() throws {
         let options = try scenario.options()
         let drawn = Scenario.draw(seed: seed, options: options)
@@ -29,7 +34,6 @@ struct ShrinkCommand: ParsableCommand {
         }
         shrinker.runsMax = max(1, runsMax)
         let result = shrinker.shrink { step in print("  \(step)") }
-        let path = output ?? "weft-sim-seed-\(seed).schedule.json"
         try ScheduleFile(result: result).write(to: path)
         let before = result.original
         let after = result.shrunk

@@ -32,6 +32,7 @@ struct SwarmCommand: AsyncParsableCommand {
             throw ValidationError("--seeds must be in 1...\(SimulationLimits.swarmSeedsMax)")
         }
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+        if let output { try OutputFile.check(output) }
     }
 
     func run() async throws {

@@ -80,4 +80,25 @@ import Testing
         #expect(result.stderr.contains("recorded failure: \(failure.kind.rawValue) — replayed"))
         #expect(result.stderr.contains(" r0 seq 1 "), "the ops are still listed")
     }
+
+    /// A shrink or a swarm can run for hours: a file it cannot write must stop it before it starts.
+    @Test(arguments: [
+        ["shrink", "--seed", "1", "--output", "/nonexistent-weft-sim-folder/failing.json"],
+        ["shrink", "--seed", "1", "--output", FileManager.default.temporaryDirectory.path],
+        ["swarm", "--seeds", "2", "--output", "/nonexistent-weft-sim-folder/report.json"],
+        ["swarm", "--seeds", "2", "--output", FileManager.default.temporaryDirectory.path],
+    ])
+    func anOutputFileThatCannotBeWrittenIsRefusedBeforeTheWork(arguments: [String]) throws {
+        #expect(throws: (any Error).self) { try WeftSim.parseAsRoot(arguments) }
+        let result = try Self.run(arguments + ["--ops", "50", "--sabotage", "double-count"])
+        #expect(result.status == 64, "a usage error, not a failure found: \(result.stderr)")
+        #expect(result.stderr.contains("--output"), "\(result.stderr)")
+        #expect(!result.stdout.contains("episodes"), "nothing was shrunk: \(result.stdout)")
+        #expect(!result.stderr.contains("seeds/s"), "no seed was run: \(result.stderr)")
+    }
+
+    @Test func anOutputFileInAnExistingFolderIsAccepted() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("weft-sim-\(UUID().uuidString).json")
+        #expect(throws: Never.self) { try WeftSim.parseAsRoot(["swarm", "--seeds", "2", "--output", path.path]) }
+    }
 }
