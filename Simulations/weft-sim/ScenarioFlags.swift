@@ -45,14 +45,15 @@ struct ScenarioFlags: ParsableArguments {
             options.opCount = ops
             if let topology {
                 guard let parsed = Topology(rawValue: topology) else {
-                    throw ValidationError("unknown topology \(topology)")
+                    throw ValidationError("unknown topology \(topology); use hub or mesh")
                 }
                 options.topology = parsed
             }
             options.allFaults = allFaults
             if let sabotage {
                 guard let parsed = Sabotage(rawValue: sabotage) else {
-                    throw ValidationError("unknown sabotage \(sabotage)")
+                    let known = Sabotage.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw ValidationError("unknown sabotage \(sabotage); known: \(known)")
                 }
                 options.sabotage = parsed
             }

@@ -101,4 +101,17 @@ import Testing
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("weft-sim-\(UUID().uuidString).json")
         #expect(throws: Never.self) { try WeftSim.parseAsRoot(["swarm", "--seeds", "2", "--output", path.path]) }
     }
+
+    /// An unknown name must say which names there are, as an unknown fault kind does.
+    @Test(arguments: [
+        (["--topology", "ring"], ["hub", "mesh"]),
+        (["--sabotage", "off-by-one"], Sabotage.allCases.map(\.rawValue)),
+        (["--storage", "disk"], ["memory", "simulated"]),
+    ])
+    func anUnknownNameIsRefusedWithTheNamesThereAre(arguments: [String], names: [String]) throws {
+        let flags = try ScenarioFlags.parse(arguments)
+        let error = #expect(throws: (any Error).self) { try flags.options() }
+        let message = String(describing: try #require(error))
+        for name in names { #expect(message.contains(name), "\(message)") }
+    }
 }
