@@ -64,17 +64,49 @@ public struct ScheduleFile: Codable, Sendable, Hashable {
     public static func read(from path: String) throws -> ScheduleFile {
         let file: ScheduleFile
         do {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            file = try JSONDecoder().decode(ScheduleFile.self, from: data)
-        } catch {
-            throw SimulationError.unreadableSchedule(path: path, reason: "\(error)")
+            file = try JSONDecoder().decode(ScheduleFile.self, from: try contents(of: path))
+        } catch let error as DecodingError {
+            throw unreadable(path, "it is not a schedule file (\(reason(error)))")
         }
         guard file.format == formatCurrent else {
             throw SimulationError.unreadableSchedule(
-                path: path, reason: "format \(file.format); this build reads format \(formatCurrent)")
+                path: path,
+                reason: "format \(file.format); this build reads format \(formatCurrent): replay it with the "
+                    + "weft-sim that wrote it, or write it again with this one's `weft-sim shrink`")
         }
         try file.scenario.validate()
         return file
+    }
+
+    private static func contents(of path: String) throws -> Data {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw unreadable(path, "no such file")
+        }
+        guard !isFolder.boolValue else { throw unreadable(path, "it is a folder, not a schedule file") }
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw unreadable(path, "it cannot be read (\((error as NSError).localizedDescription))")
+        }
+    }
+
+    private static func unreadable(_ path: String, _ reason: String) -> SimulationError {
+        .unreadableSchedule(
+            path: path, reason: reason + "; `weft-sim shrink --seed N --output FILE` writes a schedule file")
+    }
+
+    /// Where the JSON broke, in a line: the keys leading there and what was wrong.
+    private static func reason(_ error: DecodingError) -> String {
+        let context: DecodingError.Context
+        switch error {
+        case .dataCorrupted(let found), .keyNotFound(_, let found), .typeMismatch(_, let found),
+            .valueNotFound(_, let found):
+            context = found
+        @unknown default: return "\(error)"
+        }
+        let keys = context.codingPath.map(\.stringValue).joined(separator: ".")
+        return keys.isEmpty ? context.debugDescription : "at \(keys): \(context.debugDescription)"
     }
 }
 

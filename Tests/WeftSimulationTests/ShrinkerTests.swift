@@ -77,6 +77,31 @@ import WeftCore
         #expect(throws: SimulationError.self) { try ScheduleFile.read(from: path) }
     }
 
+    /// A missing file, a folder, an empty or cut file: each is refused with a reason a reader can act
+    /// on, not a Foundation error dump.
+    @Test func aFileThatIsNoScheduleIsRefusedWithAReasonToActOn() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("weft-sim-unreadable-\(UUID())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let empty = folder.appendingPathComponent("empty.json")
+        try Data().write(to: empty)
+        let cut = folder.appendingPathComponent("cut.json")
+        try Data("{\"format\": 1, \"note\": \"weft".utf8).write(to: cut)
+        let cases = [
+            (folder.appendingPathComponent("missing.json").path, "no such file"),
+            (folder.path, "is a folder"),
+            (empty.path, "not a schedule file"),
+            (cut.path, "not a schedule file"),
+        ]
+        for (path, reason) in cases {
+            let error = #expect(throws: SimulationError.self) { try ScheduleFile.read(from: path) }
+            let message = String(describing: try #require(error))
+            #expect(message.contains(reason), "\(message)")
+            #expect(message.contains("weft-sim shrink"), "says how to get a schedule file: \(message)")
+            #expect(!message.contains("Error Domain"), "\(message)")
+        }
+    }
+
     /// A timer is scheduled at `now + timeout`: a timeout near `UInt64.max` in a hand-edited file
     /// overflowed there and crashed `weft-sim replay`.
     @Test(arguments: [UInt64.max, SimulationLimits.sessionTimeoutTicksMax + 1])
