@@ -32,29 +32,36 @@ extension SyncLink {
             }
         }
         // A frame holds runs of one origin's ops (the sender appends origin by origin): each run reads
-        // and raises the vectors once.
+        // and raises the vectors once. An origin's ops come in increasing order across the frame: one op
+        // named twice could carry two bodies, and receivers would keep whichever they met first.
         var position = 0
         while position < ops.count {
             let origin = ops[position].origin
             var bound = inbound.bound[origin]
             let held = local[origin]
-            var runHighest: UInt64 = 0
+            var runHighest = highest[origin] ?? 0
             while position < ops.count, ops[position].origin == origin {
                 let sequence = ops[position].sequence
+                guard sequence > runHighest else {
+                    throw SyncError(
+                        .protocolViolation,
+                        "op \(sequence) of \(origin) came after op \(runHighest) in one frame; "
+                            + "an origin's ops must come in increasing order")
+                }
                 guard sequence <= bound + 1 else {
                     throw SyncError(
                         .protocolViolation, "op \(sequence) of \(origin) arrived after a gap: the last one was \(bound)"
                     )
                 }
                 bound = max(bound, sequence)
-                runHighest = max(runHighest, sequence)
+                runHighest = sequence
                 if sequence > held { fresh.append(position) }
                 position += 1
             }
             inbound.bound.advance(origin: origin, to: bound)
             // The peer sends only ops of its gap-free log: it holds every op of the origin up to these.
             outbound.cursor.advance(origin: origin, to: runHighest)
-            highest[origin] = max(highest[origin] ?? 0, runHighest)
+            highest[origin] = runHighest
         }
         let marks = highest.map { WindowLedger.Mark(origin: $0.key, sequence: $0.value) }
         inbound.ledger.add(.ops(marks), bytes: frameBytes)

@@ -130,6 +130,36 @@ import WeftCore
         #expect(actions.opsToApply.isEmpty)
     }
 
+    /// A frame that names one op of an origin twice (as a repeat, or again in a later run of that
+    /// origin) breaks the increasing order the protocol fixes: receivers would keep whichever body they
+    /// met first.
+    @Test(arguments: [[1, 2, 3, 2], [1, 2, 3, 3], [1, 2, 1]])
+    func aFrameRepeatingAnOpOfAnOriginIsAProtocolViolation(sequences: [Int]) {
+        let source = Self.log(node: 0, ops: 5)
+        let all = source.ops(from: Harness.replica(0), after: 0, limit: 5, bytesMax: .max)
+        var pair = ConnectedPair()
+        _ = pair.handshake()
+        let ops = sequences.map { all[$0 - 1] }
+        let actions = pair.acceptor.onBytesReceived(
+            MessageCodec.encode(.ops(EncodedOps(ops))), source: pair.acceptorLog, now: 1)
+        #expect(actions.errorSent?.code == .protocolViolation)
+        #expect(actions.errorSent?.message.contains("increasing") == true)
+        #expect(actions.opsToApply.isEmpty)
+    }
+
+    @Test func aFrameRepeatingAnOriginInASecondRunOfHigherOpsIsAccepted() {
+        var first = Self.log(node: 0, ops: 4).ops(from: Harness.replica(0), after: 0, limit: 4, bytesMax: .max)
+        let other = Self.log(node: 2, ops: 2).ops(from: Harness.replica(2), after: 0, limit: 2, bytesMax: .max)
+        let tail = first.suffix(2)
+        first.removeLast(2)
+        var pair = ConnectedPair()
+        _ = pair.handshake()
+        let actions = pair.acceptor.onBytesReceived(
+            MessageCodec.encode(.ops(EncodedOps(first + other + tail))), source: pair.acceptorLog, now: 1)
+        #expect(actions.errorSent == nil)
+        #expect(actions.opsToApply.count == 6)
+    }
+
     @Test func opsAlreadyInTheLocalLogAreNotHandedToTheOwnerButStillAcked() {
         let source = Self.log(node: 0, ops: 10)
         var acceptorLog = MemoryOpLog(replica: Harness.replica(1))
