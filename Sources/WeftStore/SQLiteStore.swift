@@ -51,7 +51,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             // Before SQLite sees it: it takes a one-byte file for an empty one and writes a database over it.
             let size = FileStat.size(path)
             guard size == 0 || size >= StoreLimits.databaseBytesMin else { throw StoreError.notADatabase(path: path) }
-            let queue = try DatabaseQueue(path: path, configuration: SQLiteStore.configuration)
+            let queue = try DatabaseQueue(path: path, configuration: SQLiteStore.configuration(path: path))
             do {
                 try SQLiteStore.prepare(queue, path: path, options: options)
                 try SQLiteSchema.migrator.migrate(queue)
@@ -78,37 +78,46 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     /// Applies ``libraryTuning`` (once per process).
     public static func tuneLibrary() { _ = libraryTuning }
 
-    private static var configuration: Configuration {
+    private static func configuration(path: String) -> Configuration {
         var configuration = Configuration()
         configuration.label = "weft.store"
         configuration.foreignKeysEnabled = false
         configuration.journalMode = .default
         configuration.busyMode = .timeout(Double(StoreLimits.busyTimeoutMilliseconds) / 1000)
+        // The lock file already keeps other processes out; exclusive locking keeps out those that ignore
+        // it (or reach the file by another name) and lets WAL work without a shared-memory file. It must
+        // come before GRDB's first read of the file: set after it, a file already in WAL mode keeps a
+        // `-shm` index that other processes share.
+        configuration.prepareDatabase { db in
+            // A file that cannot be written fails that first read in exclusive WAL mode ("disk I/O error").
+            try requireWritable(db, path: path)
+            try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
+        }
         return configuration
+    }
+
+    /// SQLite falls back to read-only when the file cannot be written; a store must write.
+    private static func requireWritable(_ db: Database, path: String) throws {
+        guard sqlite3_db_readonly(db.sqliteConnection, "main") == 1 else { return }
+        // It also does so, once it read the header, for a file whose header asks for a newer file format
+        // than it writes: when the file itself can be written, the header is what is wrong.
+        guard !FileStat.isWritable(path) else {
+            throw StoreError.corrupt(
+                path: path,
+                reason: "its header asks for read-only access (its file format bytes are damaged, "
+                    + "or from a newer SQLite)")
+        }
+        throw StoreError.readOnlyLocation(path: path, reason: "the database file cannot be written")
     }
 
     /// Checks what the file holds, then sets the connection up. Nothing is written before the checks pass.
     private static func prepare(_ queue: DatabaseQueue, path: String, options: StoreOptions) throws {
         try queue.inDatabase { db in
-            // SQLite falls back to read-only when the file cannot be written; a store must write.
-            if sqlite3_db_readonly(db.sqliteConnection, "main") == 1 {
-                // It also does so for a file whose header asks for a newer file format than it writes:
-                // when the file itself can be written, the header is what is wrong.
-                guard !FileStat.isWritable(path) else {
-                    throw StoreError.corrupt(
-                        path: path,
-                        reason: "its header asks for read-only access (its file format bytes are damaged, "
-                            + "or from a newer SQLite)")
-                }
-                throw StoreError.readOnlyLocation(path: path, reason: "the database file cannot be written")
-            }
+            try requireWritable(db, path: path)
             if try checkFormat(db, path: path) == .empty {
                 // Only possible before the first table exists, and not in WAL mode.
                 try db.execute(sql: "PRAGMA page_size = \(StoreLimits.pageBytes)")
             }
-            // The lock file already keeps other processes out; exclusive locking also lets WAL work
-            // without a shared-memory file.
-            try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
             let mode = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL")
             guard mode?.lowercased() == "wal" else {
                 throw StoreError.io(

@@ -48,18 +48,41 @@ import WeftCore
         try store.close()
     }
 
+    /// Runs `sql` on the database at `path` with the sqlite3 tool, which ignores the lock file; its exit status.
+    private static func sqliteToolStatus(_ path: String, _ sql: String) throws -> Int32 {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: sqliteTool)
+        child.arguments = [path, sql]
+        child.standardError = Pipe()
+        try child.run()
+        child.waitUntilExit()
+        return child.terminationStatus
+    }
+
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: sqliteTool), "sqlite3 is not installed"))
     func anotherProcessIgnoringTheLockFileStillCannotWrite() throws {
         let fixture = try StoreFixture(.sqlite)
         try fixture.store.commit(Sample.treeBatch([("/a", .int(1))]))
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: Self.sqliteTool)
-        child.arguments = [fixture.databasePath, "DELETE FROM node;"]
-        child.standardError = Pipe()
-        try child.run()
-        child.waitUntilExit()
-        #expect(child.terminationStatus != 0)
+        #expect(try Self.sqliteToolStatus(fixture.databasePath, "DELETE FROM node;") != 0)
         #expect(try fixture.store.readTree() == Sample.json(#"{"a":1}"#))
+    }
+
+    /// A file already in WAL mode was read once by GRDB's open before the store asked for exclusive
+    /// locking: SQLite then kept a shared-memory index (a `-shm` file) and let other processes in (a
+    /// second daemon opening the file through a symbolic link wrote beside the first).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: sqliteTool), "sqlite3 is not installed"))
+    func aReopenedDatabaseIsStillExclusiveAndHasNoSharedMemoryFile() throws {
+        let fixture = try StoreFixture(.sqlite)
+        try fixture.store.commit(Sample.treeBatch([("/a", .int(1))]))
+        try fixture.reopen()
+        // Before the store writes again: a reader let in now would share the file with it.
+        #expect(try Self.sqliteToolStatus(fixture.databasePath, "SELECT count(*) FROM node;") != 0)
+        try fixture.store.commit(Sample.treeBatch([("/b", .int(2))]))
+        #expect(!FileManager.default.fileExists(atPath: fixture.databasePath + "-shm"))
+        #expect(try Self.sqliteToolStatus(fixture.databasePath, "DELETE FROM node;") != 0)
+        #expect(try fixture.store.readTree() == Sample.json(#"{"a":1,"b":2}"#))
+        try fixture.reopen()
+        #expect(try fixture.store.readTree() == Sample.json(#"{"a":1,"b":2}"#))
     }
 
     @Test func aFullDiskRollsTheCommitBackAndKeepsTheStoreUsable() throws {
