@@ -157,12 +157,23 @@ struct ServeCommand: AsyncParsableCommand {
             throw error
         }
         let compaction = Task { await compactWhileRunning(replica, logger: logger) }
+        let storage = Task { await watchStorage(replica, stop: stop) }
         await stop.wait()
-        compaction.cancel()
-        await compaction.value
+        for task in [compaction, storage] {
+            task.cancel()
+            await task.value
+        }
         await driver.shutdown()
-        try await replica.flush()
+        var failure: WeftError?
+        do {
+            try await replica.flush()
+        } catch {
+            let error = error as? WeftError ?? WeftError(.storage, "\(error)")
+            failure = WeftError(
+                error.code, error.message + "; make room on the disk (or repair it) and start weft serve again")
+        }
         await replica.shutdown()
+        if let failure { throw failure }
         logger.info("weft serve stopped cleanly")
     }
 }
@@ -184,6 +195,23 @@ extension ServeCommand {
                     ])
             } catch {
                 logger.error("compaction failed; the log keeps its ops", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}
+
+extension ServeCommand {
+    /// Every second, asks the replica whether a commit failed (a full disk): it then refuses every write
+    /// until reopened, so the daemon stops (with its error) rather than run on unable to write.
+    private func watchStorage(_ replica: Replica, stop: StopSignal) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            guard !Task.isCancelled else { return }
+            do {
+                try await replica.flush()
+            } catch {
+                stop.fire()
+                return
             }
         }
     }

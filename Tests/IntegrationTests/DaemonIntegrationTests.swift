@@ -175,6 +175,32 @@ import Testing
         #expect(trees[0] == trees[1])
     }
 
+    /// A daemon whose disk fails (here its file size limit) stops with a critical line and status 1; it
+    /// ran on and refused every write until someone stopped it. What it held before is there on restart.
+    @Test func aDaemonWhoseDiskFailsStopsAndKeepsWhatItHeld() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let tokens = try Self.tokens(scratch, names: ["hub"])
+        let database = scratch.file("hub.sqlite")
+        let hub = try Daemon(database: database, tokens: tokens, name: "hub", fileBlocksMax: 4_096)
+        defer { hub.stop() }
+        #expect(try Self.client(hub, name: "hub", ["set", "/kept", "1"]).status == 0)
+        let large = Data("\"\(String(repeating: "x", count: 60_000))\"".utf8)
+        var refused = false
+        for index in 0..<100 where !refused {
+            let set = try Self.client(hub, name: "hub", ["set", "/large/k\(index)", "-"], input: large)
+            refused = set.status != 0
+        }
+        #expect(refused, "2 MiB never filled up")
+        try eventually("the daemon to stop", seconds: 10) { !hub.process.isRunning }
+        #expect(hub.stop() == 1)
+        #expect(hub.log.contains("critical"), "\(hub.log)")
+
+        let restarted = try Daemon(database: database, tokens: tokens, name: "hub")
+        defer { restarted.stop() }
+        #expect(try Self.client(restarted, name: "hub", ["get", "/kept"]).stdout == "1")
+    }
+
     /// A copy of a daemon's database is refused, with the flag to use; with the flag it opens as a new
     /// replica that keeps the data, and the two then replicate as any two replicas.
     @Test func aCopiedDatabaseIsRefusedUnlessTheDaemonIsToldToReidentifyIt() throws {

@@ -63,19 +63,28 @@ final class Daemon {
     let database: String
     private let logPath: String
 
-    /// Starts `weft serve` and waits (at most `seconds`) for its `listening HOST:PORT` line.
+    /// Starts `weft serve` and waits (at most `seconds`) for its `listening HOST:PORT` line. With
+    /// `fileBlocksMax`, the daemon may not write files beyond that many 512-byte blocks (`ulimit -f`): its
+    /// disk fails as a full one does.
     init(
         database: String, port: Int = 0, peers: [Int] = [], tokens: String, name: String, options: [String] = [],
-        seconds: Double = 20
+        fileBlocksMax: Int? = nil, seconds: Double = 20
     ) throws {
         self.database = database
         logPath = database + ".\(name).log"
-        process.executableURL = try WeftBinary.url()
         var arguments = [
             "serve", "--db", database, "--listen", "127.0.0.1:\(port)", "--tokens", tokens, "--name", name,
         ]
         for peer in peers { arguments += ["--peer", "127.0.0.1:\(peer)"] }
-        process.arguments = arguments + options
+        if let fileBlocksMax {
+            // SIGXFSZ stays ignored across exec, so a write past the limit fails instead of killing.
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            let script = "trap '' XFSZ; ulimit -f \(fileBlocksMax); exec \"$0\" \"$@\""
+            process.arguments = ["-c", script, try WeftBinary.url().path] + arguments + options
+        } else {
+            process.executableURL = try WeftBinary.url()
+            process.arguments = arguments + options
+        }
         let output = Pipe()
         process.standardOutput = output
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
