@@ -141,6 +141,15 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         let application = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
         let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
         if application == SQLiteSchema.applicationID {
+            // The first migration sets the id, and GRDB records it: without that record the migrator would
+            // run over whatever the file holds.
+            let recorded =
+                try db.tableExists("grdb_migrations")
+                && (try Int.fetchOne(db, sql: "SELECT count(*) FROM grdb_migrations") ?? 0) > 0
+            guard recorded else {
+                throw StoreError.foreignDatabase(
+                    path: path, reason: "it has Weft's application id but no record of Weft's schema")
+            }
             let superseded = try SQLiteSchema.migrator.hasBeenSuperseded(db)
             if version > SQLiteSchema.version || superseded {
                 throw StoreError.newerSchema(path: path, found: version, supported: SQLiteSchema.version)
