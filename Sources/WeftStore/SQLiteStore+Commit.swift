@@ -17,9 +17,20 @@ extension SQLiteStore {
                 try write(batch, to: db, clockTime: &clockTime, marks: &marks)
                 return .commit
             }
+            try requireSameFile()
             cachedIdentity.clockTime = clockTime
             cachedMarks = marks
         }
+    }
+
+    /// Throws unless `path` still names the file this store opened: SQLite goes on writing to a file
+    /// deleted or replaced under it, and nobody would open those writes again.
+    private func requireSameFile() throws {
+        guard (try? FileStat.inode(path)) != fileInode else { return }
+        throw StoreError.io(
+            path: path, operation: "committing a batch",
+            message: "the file at this path is no longer the database opened (it was deleted or replaced while "
+                + "open), so this batch and later ones are not in it; stop writing, put the file back and reopen it")
     }
 
     /// Writes every part of `batch` inside the open transaction, in the order ``StoreBatch`` documents.

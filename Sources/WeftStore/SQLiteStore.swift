@@ -23,6 +23,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     public let path: String
     /// The durability of commits (`PRAGMA synchronous`).
     public let durability: Durability
+    /// The inode of the file opened: each commit checks that `path` still names it.
+    let fileInode: UInt64
 
     /// Guards everything below; GRDB's queue serializes the connection itself.
     private let lock = NSLock()
@@ -55,6 +57,7 @@ public final class SQLiteStore: Store, @unchecked Sendable {
             do {
                 try SQLiteStore.prepare(queue, path: path, options: options)
                 try SQLiteSchema.migrator.migrate(queue)
+                fileInode = try FileStat.inode(path)
                 (cachedIdentity, cachedMarks) = try queue.inDatabase { db in
                     try SQLiteStore.loadIdentity(db, path: path, options: options)
                 }

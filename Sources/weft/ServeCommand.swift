@@ -169,8 +169,8 @@ struct ServeCommand: AsyncParsableCommand {
             try await replica.flush()
         } catch {
             let error = error as? WeftError ?? WeftError(.storage, "\(error)")
-            failure = WeftError(
-                error.code, error.message + "; make room on the disk (or repair it) and start weft serve again")
+            let next = error.code == .diskFull ? "make room on the disk" : "fix that"
+            failure = WeftError(error.code, error.message + "; \(next), then start weft serve again")
         }
         await replica.shutdown()
         if let failure { throw failure }

@@ -117,6 +117,23 @@ import WeftCore
         #expect(try store.opCount() == 1)
     }
 
+    /// SQLite goes on writing to a file that was deleted or replaced under it: commits returned as if
+    /// durable, and a daemon stopped cleanly, with every write gone from the path it reopened.
+    @Test(arguments: [false, true])
+    func aCommitAfterTheFileWasDeletedOrReplacedFails(replaced: Bool) throws {
+        let fixture = try StoreFixture(.sqlite)
+        try fixture.store.commit(Sample.treeBatch([("/a", .int(1))]))
+        let path = fixture.databasePath
+        try FileManager.default.removeItem(atPath: path)
+        if replaced { try Data(repeating: 0, count: 4_096).write(to: URL(fileURLWithPath: path)) }
+        let error = #expect(throws: StoreError.self) { try fixture.store.commit(Sample.treeBatch([("/b", .int(2))])) }
+        guard case .io(path, _, let message) = error else {
+            Issue.record("expected an I/O error naming the file, got \(String(describing: error))")
+            return
+        }
+        #expect(message.contains("deleted or replaced"))
+    }
+
     /// Closes the fixture's store, changes its file with `sql`, and reopens it.
     private func damage(_ fixture: StoreFixture, _ sql: String) throws {
         try fixture.store.close()
