@@ -24,7 +24,7 @@ final class FileLock {
     ///   ``StoreError/readOnlyLocation(path:reason:)`` or ``StoreError/cannotOpen(path:reason:)`` when the
     ///   lock file cannot be created.
     static func acquire(databasePath: String) throws -> FileLock {
-        let path = databasePath + ".lock"
+        let path = resolvingLinks(databasePath) + ".lock"
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw openError(errno, databasePath: databasePath) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
@@ -37,6 +37,15 @@ final class FileLock {
         let lock = FileLock(path: path, descriptor: descriptor)
         lock.writePid()
         return lock
+    }
+
+    /// The file's path with symbolic links resolved, so that every name of one database takes one lock
+    /// file (through a link, a second opener took another and was stopped only by SQLite's lock, as
+    /// busy); the path as given when the file does not exist yet.
+    private static func resolvingLinks(_ databasePath: String) -> String {
+        guard let resolved = realpath(databasePath, nil) else { return databasePath }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     private static func openError(_ code: Int32, databasePath: String) -> StoreError {
