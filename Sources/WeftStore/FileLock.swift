@@ -128,6 +128,17 @@ enum FileStat {
         return Int(info.st_size)
     }
 
+    /// What the file at `path` is when it exists and is not a regular file (following links); nil otherwise.
+    static func irregularKind(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFDIR: return "a directory"
+        default: return "not a regular file (a device, a pipe or a socket)"
+        }
+    }
+
     /// True when this process may write the file at `path` (false on a read-only file system).
     static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
 

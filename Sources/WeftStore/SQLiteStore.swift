@@ -48,6 +48,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         self.durability = options.durability
         SQLiteStore.tuneLibrary()
         guard !path.isEmpty else { throw StoreError.cannotOpen(path: path, reason: "the path is empty") }
+        // Before the lock file is made beside it: SQLite would fail on it, or write into a device or pipe.
+        if let kind = FileStat.irregularKind(path) {
+            throw StoreError.cannotOpen(path: path, reason: "it is \(kind); give the path of a database file")
+        }
         let fileLock = try FileLock.acquire(databasePath: path)
         do {
             // Before SQLite sees it: it takes a one-byte file for an empty one and writes a database over it.
