@@ -15,22 +15,32 @@ extension SQLiteStore {
             var marks = cachedMarks
             try db.inTransaction(.immediate) {
                 try write(batch, to: db, clockTime: &clockTime, marks: &marks)
+                // Last, so that a file deleted while the batch was written rolls it back too.
+                try requireSameFile()
                 return .commit
             }
-            try requireSameFile()
             cachedIdentity.clockTime = clockTime
             cachedMarks = marks
         }
     }
 
-    /// Throws unless `path` still names the file this store opened: SQLite goes on writing to a file
-    /// deleted or replaced under it, and nobody would open those writes again.
+    /// Throws unless `path` (and `path-wal`) still name the files this store opened: SQLite goes on
+    /// writing to a file deleted or replaced under it, and nobody would open those writes again (a crash
+    /// with the log gone loses every commit since the last checkpoint).
     private func requireSameFile() throws {
-        guard (try? FileStat.inode(path)) != fileInode else { return }
-        throw StoreError.io(
-            path: path, operation: "committing a batch",
-            message: "the file at this path is no longer the database opened (it was deleted or replaced while "
-                + "open), so this batch and later ones are not in it; stop writing, put the file back and reopen it")
+        let message: String
+        if (try? FileStat.inode(path)) != fileInode {
+            message =
+                "the database file at this path is no longer the one opened (it was deleted or replaced while "
+                + "open), so no later commit can be kept; stop writing, put the file back and reopen it"
+        } else if let walInode, (try? FileStat.inode(path + "-wal")) != walInode {
+            message =
+                "its write-ahead log \(path)-wal was deleted or replaced while open, so no later commit can be "
+                + "kept; close the database now (closing folds the log it still holds into the file) and reopen it"
+        } else {
+            return
+        }
+        throw StoreError.io(path: path, operation: "committing a batch", message: message)
     }
 
     /// Writes every part of `batch` inside the open transaction, in the order ``StoreBatch`` documents.

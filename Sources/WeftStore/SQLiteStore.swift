@@ -23,8 +23,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
     public let path: String
     /// The durability of commits (`PRAGMA synchronous`).
     public let durability: Durability
-    /// The inode of the file opened: each commit checks that `path` still names it.
+    /// The inodes of the file opened and of its write-ahead log: each commit checks that `path` and
+    /// `path-wal` still name them.
     let fileInode: UInt64
+    let walInode: UInt64?
 
     /// Guards everything below; GRDB's queue serializes the connection itself.
     private let lock = NSLock()
@@ -62,6 +64,8 @@ public final class SQLiteStore: Store, @unchecked Sendable {
                 try SQLiteStore.prepare(queue, path: path, options: options)
                 try SQLiteSchema.migrator.migrate(queue)
                 fileInode = try FileStat.inode(path)
+                // SQLite opened the log with the first read, and holds it open until it closes.
+                walInode = try? FileStat.inode(path + "-wal")
                 (cachedIdentity, cachedMarks) = try queue.inDatabase { db in
                     try SQLiteStore.loadIdentity(db, path: path, options: options)
                 }

@@ -134,6 +134,23 @@ import WeftCore
         #expect(message.contains("deleted or replaced"))
     }
 
+    /// A `-wal` file deleted under an open store (taken for a log to clean up) lost, at the next crash,
+    /// every commit since the last checkpoint, those before the deletion included, all reported durable.
+    /// Refused at once, the store's close still checkpoints the log it holds open into the database.
+    @Test func aCommitAfterTheWriteAheadLogWasDeletedFailsAndTheCloseKeepsWhatWasCommitted() throws {
+        let fixture = try StoreFixture(.sqlite)
+        try fixture.store.commit(Sample.treeBatch([("/a", .int(1))]))
+        try FileManager.default.removeItem(atPath: fixture.databasePath + "-wal")
+        let error = #expect(throws: StoreError.self) { try fixture.store.commit(Sample.treeBatch([("/b", .int(2))])) }
+        guard case .io(fixture.databasePath, _, let message) = error else {
+            Issue.record("expected an I/O error naming the file, got \(String(describing: error))")
+            return
+        }
+        #expect(message.contains("-wal"))
+        try fixture.reopen()
+        #expect(try fixture.store.readTree() == Sample.json(#"{"a":1}"#))
+    }
+
     /// Closes the fixture's store, changes its file with `sql`, and reopens it.
     private func damage(_ fixture: StoreFixture, _ sql: String) throws {
         try fixture.store.close()
