@@ -106,10 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
         } else {
             logger.warning("no --tokens file: every peer and client will be refused")
         }
-        let directory = (db as NSString).deletingLastPathComponent
-        if !directory.isEmpty {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        }
+        try makeDirectory(of: db)
         var options = ReplicaOptions()
         options.durability = durability.durability
         options.copiedDatabase = reidentifyCopy ? .reidentify : .refuse
@@ -201,6 +198,24 @@ extension ServeCommand {
 }
 
 extension ServeCommand {
+    /// Creates the directory of the database file when missing, or says plainly why it cannot.
+    private func makeDirectory(of database: String) throws {
+        let directory = (database as NSString).deletingLastPathComponent
+        guard !directory.isEmpty else { return }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            // Foundation's description is its whole error object; the system's reason is underneath.
+            let underlying = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
+            let number = underlying.flatMap { $0.domain == NSPOSIXErrorDomain ? Int32($0.code) : nil }
+            let reason = number.map { String(cString: strerror($0)) } ?? error.localizedDescription
+            let readOnly = number.map { [EROFS, EACCES, EPERM].contains($0) } ?? false
+            throw WeftError(
+                readOnly ? .readOnly : .storage,
+                "cannot create the directory \(directory) of --db: \(reason); give a --db path it can create")
+        }
+    }
+
     /// Every second, asks the replica whether a commit failed (a full disk): it then refuses every write
     /// until reopened, so the daemon stops (with its error) rather than run on unable to write.
     private func watchStorage(_ replica: Replica, stop: StopSignal) async {

@@ -201,6 +201,21 @@ import Testing
         #expect(try Self.client(restarted, name: "hub", ["get", "/kept"]).stdout == "1")
     }
 
+    /// A `--db` whose directory cannot be made is one critical line naming the directory and why; it was
+    /// Foundation's error dumped whole (`Error Domain=NSCocoaErrorDomain Code=512 "(null)" UserInfo=…`).
+    @Test func aDatabaseDirectoryThatCannotBeMadeIsReportedPlainly() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let file = try scratch.write("plain-file", "not a directory\n")
+        let started = try WeftBinary.run(
+            ["serve", "--db", file + "/data/weft.sqlite", "--listen", "127.0.0.1:0"], token: Self.clientToken)
+        #expect(started.status == 1)
+        #expect(started.stderr.contains("critical"))
+        #expect(started.stderr.contains("cannot create the directory \(file)/data"), "\(started.stderr)")
+        #expect(started.stderr.contains("Not a directory"), "\(started.stderr)")
+        #expect(!started.stderr.contains("NSCocoaErrorDomain"), "\(started.stderr)")
+    }
+
     /// A copy of a daemon's database is refused, with the flag to use; with the flag it opens as a new
     /// replica that keeps the data, and the two then replicate as any two replicas.
     @Test func aCopiedDatabaseIsRefusedUnlessTheDaemonIsToldToReidentifyIt() throws {
