@@ -362,11 +362,21 @@ public final class Replica: @unchecked Sendable {
             }
             if ready { continuation.resume() }
         }
-        let failure: WeftError? = condition.withLock {
+        if let loadFailure { throw loadFailure }
+    }
+
+    /// The error that ended the load from the store; nil while loading and once loaded. A replica
+    /// whose load failed reads as empty through ``value(at:)`` and ``snapshot()``, while `DataNode`
+    /// reads and every write throw this error.
+    ///
+    /// ```swift
+    /// if let failure = replica.loadFailure { print("the file could not be loaded: \(failure)") }
+    /// ```
+    public var loadFailure: WeftError? {
+        condition.withLock {
             if case .failed(let error) = phase { return error }
             return nil
         }
-        if let failure { throw failure }
     }
 
     /// Waits until every write made before the call is durable.

@@ -6,7 +6,7 @@ import WeftCore
 
 /// A replica's file damaged at random, a few bytes at a time, in place (so that it is not taken for a
 /// copy): opening it gives a typed error, or the replica loads, or its load fails with a typed error
-/// that every later call repeats. It never crashes, and a write on a replica that loaded becomes
+/// that every later write and node read repeats. It never crashes, and a write on a replica that loaded becomes
 /// durable: no damage may leave a write waiting for ever (one did, before the load checked the
 /// replica's own ops for a gap).
 @Suite(.timeLimit(.minutes(1))) struct ReplicaDamagedFileTests {
@@ -68,6 +68,9 @@ import WeftCore
                     try reopened.submit(path: Sample.path("/a"), kind: .set(.int(1)))
                 }
                 #expect(write?.code == error.code, "round \(round): a failed load fails every write")
+                // Not an empty tree: the app would take the damage for data that vanished.
+                let read = await #expect(throws: WeftError.self) { try await reopened.root.value() }
+                #expect(read?.code == error.code, "round \(round): a failed load fails every read of a node")
                 outcomes["load failed", default: 0] += 1
             }
             await reopened.shutdown()

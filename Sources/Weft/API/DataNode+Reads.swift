@@ -12,8 +12,8 @@ extension DataNode {
     /// let profile = try await alice.value()          // .object(["name": "Alice", ...])
     /// print(profile["name"])                          // .string("Alice")
     /// ```
-    /// - Throws: nothing today (the replica answers from memory, even after shutdown); the signature
-    ///   leaves room for reads that go to disk.
+    /// - Throws: the `WeftError` that ended the replica's load, when its file could not be loaded
+    ///   (`storage`); otherwise nothing (the replica answers from memory, even after shutdown).
     public func value() async throws -> Value { try currentValue() }
 
     /// The node's value decoded as `T` with the replica's `jsonDecoder`.
@@ -38,7 +38,7 @@ extension DataNode {
     /// ```swift
     /// let ids = try await (replica.root / "users")!.childrenKeys()   // ["alice", "bob"]
     /// ```
-    /// - Throws: nothing today; see ``value()``.
+    /// - Throws: the error that ended the replica's load; see ``value()``.
     public func childrenKeys() async throws -> [String] { try currentChildrenKeys() }
 
     // MARK: - Completion forms
@@ -89,7 +89,12 @@ extension DataNode {
 
     // MARK: - Core
 
-    func currentValue() throws -> Value { access.backend.value(at: location) }
+    func currentValue() throws -> Value {
+        let value = access.backend.value(at: location)
+        // A failed load leaves an empty tree, which would read as data that vanished.
+        if let failure = access.backend.loadFailure { throw failure }
+        return value
+    }
 
     func currentDecodedValue<T: Decodable>(as type: T.Type) throws -> T {
         try access.state.coding.decode(type, from: currentValue(), path: path)

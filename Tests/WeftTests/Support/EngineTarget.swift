@@ -98,6 +98,8 @@ extension EngineTarget: ReplicaBackend {
 
     func snapshot() -> Value { lock.withLock { engine.state } }
 
+    var loadFailure: WeftError? { nil }
+
     func submit(path: Path, kind: OpKind, at time: WeftTime) throws -> WriteReceipt {
         WriteReceipt(stamp: try writeLocal { _ in (path, kind) })
     }

@@ -48,6 +48,8 @@ final class MemoryBackend: ReplicaBackend, @unchecked Sendable {
 
     func snapshot() -> Value { lock.withLock { engine.state } }
 
+    var loadFailure: WeftError? { nil }
+
     var versionVector: VersionVector { lock.withLock { engine.versionVector } }
 
     var appliedVersionVector: VersionVector { lock.withLock { engine.appliedVersionVector } }
