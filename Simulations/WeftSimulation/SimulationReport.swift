@@ -100,6 +100,56 @@ public struct SimulationReport: Codable, Sendable, Hashable {
     public var passed: Bool { failure == nil }
 }
 
+// MARK: - Codable
+
+extension SimulationReport {
+    private enum CodingKeys: String, CodingKey {
+        case seed, replicaCount, topology, traceHash, failure, convergenceTicks, ticks, events, coverage, finalDigest
+    }
+
+    /// The trace hash and the digest are written as sixteen hex digits, as the text output and the
+    /// swarm's report write them: a JSON number above 2^53 loses its last digits in most readers (jq).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(seed, forKey: .seed)
+        try container.encode(replicaCount, forKey: .replicaCount)
+        try container.encode(topology, forKey: .topology)
+        try container.encode(traceHashText, forKey: .traceHash)
+        try container.encodeIfPresent(failure, forKey: .failure)
+        try container.encodeIfPresent(convergenceTicks, forKey: .convergenceTicks)
+        try container.encode(ticks, forKey: .ticks)
+        try container.encode(events, forKey: .events)
+        try container.encode(coverage, forKey: .coverage)
+        try container.encodeIfPresent(finalDigest.map { StateDigest(rawValue: $0).description }, forKey: .finalDigest)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        seed = try container.decode(UInt64.self, forKey: .seed)
+        replicaCount = try container.decode(Int.self, forKey: .replicaCount)
+        topology = try container.decode(Topology.self, forKey: .topology)
+        traceHash = try Self.hex(container.decode(String.self, forKey: .traceHash), key: .traceHash, in: container)
+        failure = try container.decodeIfPresent(SimulationFailure.self, forKey: .failure)
+        convergenceTicks = try container.decodeIfPresent(UInt64.self, forKey: .convergenceTicks)
+        ticks = try container.decode(UInt64.self, forKey: .ticks)
+        events = try container.decode(Int.self, forKey: .events)
+        coverage = try container.decode(Coverage.self, forKey: .coverage)
+        finalDigest = try container.decodeIfPresent(String.self, forKey: .finalDigest).map {
+            try Self.hex($0, key: .finalDigest, in: container)
+        }
+    }
+
+    private static func hex(
+        _ text: String, key: CodingKeys, in container: KeyedDecodingContainer<CodingKeys>
+    ) throws -> UInt64 {
+        guard text.utf8.count == 16, let value = UInt64(text, radix: 16) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: key, in: container, debugDescription: "\(text) is not sixteen hex digits")
+        }
+        return value
+    }
+}
+
 /// A 64-bit FNV-1a of the events of a run.
 struct TraceHash {
     private(set) var hasher = FNV1a()

@@ -49,6 +49,18 @@ import WeftCore
         #expect(before.traceHash == after.traceHash)
     }
 
+    /// jq and most JSON readers hold numbers as doubles: a 64-bit hash written as a number would come
+    /// back with other last digits, so the report writes it as the text output does.
+    @Test func aReportWritesItsHashesAsHexTextAndReadsThemBack() throws {
+        let report = Simulation(scenario: Scenario.draw(seed: 3, options: Self.options)).run()
+        let data = try JSONEncoder().encode(report)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["traceHash"] as? String == report.traceHashText)
+        let digest = try #require(report.finalDigest)
+        #expect(object["finalDigest"] as? String == StateDigest(rawValue: digest).description)
+        #expect(try JSONDecoder().decode(SimulationReport.self, from: data) == report)
+    }
+
     @Test func theReplayCommandNamesEveryOptionThatChangesTheDraw() throws {
         var options = ScenarioOptions()
         try options.setReplicas("5")
