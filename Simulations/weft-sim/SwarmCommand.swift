@@ -61,10 +61,17 @@ struct SwarmCommand: AsyncParsableCommand {
 
 /// The summary table of a swarm.
 enum SwarmTable {
+    /// The percentiles of the passing runs' convergence, or why there are none: zeros would read as
+    /// instant convergence.
+    static func convergenceText(_ report: SwarmReport) -> String {
+        guard report.passed > 0 else { return "none (no seed passed)" }
+        let ticks = report.convergenceTicks
+        return "p50 \(ticks.p50) · p90 \(ticks.p90) · p99 \(ticks.p99) · max \(ticks.max) (passing seeds)"
+    }
+
     static func print(_ report: SwarmReport, cpuSeconds: Double, allCounters: Bool) {
         // On a busy machine the wall clock says little; CPU time gives the rate on idle cores.
         let cpuRate = cpuSeconds > 0 ? Double(report.seeds) / cpuSeconds * Double(report.jobs) : 0
-        let ticks = report.convergenceTicks
         let rows: [(String, String)] = [
             ("seeds", "\(report.seeds) (from \(report.firstSeed))"),
             ("options", report.options.commandLineArguments.joined(separator: " ").nonEmpty ?? "defaults"),
@@ -73,7 +80,7 @@ enum SwarmTable {
             ("ops written", "\(report.opsWritten)"),
             ("faults injected", "\(report.faultsInjected)"),
             ("events", "\(report.events)"),
-            ("convergence ticks", "p50 \(ticks.p50) · p90 \(ticks.p90) · p99 \(ticks.p99) · max \(ticks.max)"),
+            ("convergence ticks", convergenceText(report)),
             (
                 "rate",
                 "\(report.seedsPerSecond.formatted(digits: 1)) seeds/s "

@@ -1,6 +1,7 @@
 import Testing
 import WeftCore
 @testable import WeftSimulation
+@testable import weft_sim
 
 @Suite struct SimulationSwarmTests {
     /// Small runs, so that 200 seeds fit in a debug test run.
@@ -48,6 +49,18 @@ import WeftCore
         let two = await Swarm(options: Self.options, firstSeed: 300, seedCount: 6, jobs: 3).run()
         #expect(one.runs == two.runs)
         #expect(one.coverage == two.coverage)
+    }
+
+    @Test func aSwarmWhereNoSeedPassedShowsNoConvergenceTimesRatherThanZeros() async {
+        var options = Self.options
+        options.opCount = 100
+        options.sabotage = .duplicateIncrementsCounted
+        let failing = await Swarm(options: options, firstSeed: 1, seedCount: 3, jobs: 1).run()
+        #expect(failing.passed == 0)
+        #expect(SwarmTable.convergenceText(failing) == "none (no seed passed)")
+        let passing = await Swarm(options: Self.options, firstSeed: 1, seedCount: 2, jobs: 1).run()
+        #expect(passing.passed == 2)
+        #expect(SwarmTable.convergenceText(passing).hasPrefix("p50 "))
     }
 
     @Test func percentilesUseTheNearestRank() {
