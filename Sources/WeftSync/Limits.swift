@@ -75,4 +75,7 @@ public enum SyncLimits {
     public static let handshakeTimeoutMillisecondsDefault: UInt64 = 10_000
     /// Shortest ping interval a configuration may set, in milliseconds.
     public static let pingIntervalMillisecondsMin: UInt64 = 10
+    /// Longest ping interval, idle timeout or handshake timeout a configuration may set, in
+    /// milliseconds (one day): deadlines are the time now plus these, and must not overflow.
+    public static let timeoutMillisecondsMax: UInt64 = 86_400_000
 }

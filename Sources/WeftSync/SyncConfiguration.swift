@@ -69,5 +69,12 @@ public struct SyncConfiguration: Sendable {
             idleTimeoutMilliseconds / 2 >= pingIntervalMilliseconds,
             "idleTimeoutMilliseconds must be at least twice pingIntervalMilliseconds")
         try require(handshakeTimeoutMilliseconds > 0, "handshakeTimeoutMilliseconds must be positive")
+        let longest = SyncLimits.timeoutMillisecondsMax
+        for (name, delay) in [
+            ("pingIntervalMilliseconds", pingIntervalMilliseconds), ("idleTimeoutMilliseconds", idleTimeoutMilliseconds),
+            ("handshakeTimeoutMilliseconds", handshakeTimeoutMilliseconds),
+        ] {
+            try require(delay <= longest, "\(name) must be at most \(longest) (one day)")
+        }
     }
 }

@@ -54,6 +54,21 @@ import WeftCore
         try configuration.validate()
     }
 
+    /// A deadline is the time now plus a delay: a delay near `UInt64.max` (an app's "never") would
+    /// overflow it and stop the process, so the configuration refuses it.
+    @Test(arguments: [\SyncConfiguration.pingIntervalMilliseconds, \.idleTimeoutMilliseconds, \.handshakeTimeoutMilliseconds])
+    func aDelayBeyondTheLongestTimeoutIsRefused(delay: WritableKeyPath<SyncConfiguration, UInt64> & Sendable) {
+        var configuration = SyncConfiguration(replica: Harness.replica(0), role: .peer, tokens: TokenBook())
+        configuration.idleTimeoutMilliseconds = SyncLimits.timeoutMillisecondsMax
+        configuration.handshakeTimeoutMilliseconds = SyncLimits.timeoutMillisecondsMax
+        #expect(throws: Never.self) { try configuration.validate() }
+        configuration[keyPath: delay] = .max
+        let error = #expect(throws: SyncError.self) { try configuration.validate() }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(SyncLimits.timeoutMillisecondsMax >= 2 * SyncLimits.idleTimeoutMillisecondsDefault)
+        #expect(SyncLimits.timeoutMillisecondsMax < UInt64.max / 4, "a deadline far in the future still fits")
+    }
+
     @Test func errorMessagesAndNamesFitTheirFrames() {
         #expect(SyncLimits.errorMessageBytesMax + 8 < SyncLimits.handshakeFrameBytesMax)
         #expect(SyncLimits.clientRequestsPendingMax >= 1)
