@@ -32,16 +32,25 @@ extension Replica {
     /// replica.markStable(through: frontier)
     /// let report = try await replica.compact()
     /// ```
-    /// - Throws: `WeftError` with code `shutDown`, or the code of a failed commit or vacuum.
+    /// - Throws: `WeftError` with code `shutDown`, or the code of a failed commit or vacuum (a vacuum runs
+    ///   after the compaction's commit: its error says the compaction stands).
     @discardableResult
     public func compact(vacuum: Bool = true) async throws -> CompactionReport {
         try await flush()
         let bytesBefore = try bytesOnDisk()
         let (folded, frontier) = try queueCompaction(vacuum: vacuum)
         try await flush()
-        if let failure = committer.takeMaintenanceFailure() { throw failure }
+        let maintenanceFailure = committer.takeMaintenanceFailure()
         if folded > 0, let frontier {
             for listener in condition.withLock({ compactionListeners }) { listener(frontier) }
+        }
+        if let failure = maintenanceFailure {
+            // The store's message says nothing was written, which holds for the vacuum alone.
+            throw WeftError(
+                failure.code,
+                "the compaction folded \(folded) op\(folded == 1 ? "" : "s") and was committed; the vacuum after it "
+                    + "failed, so the file keeps its free pages (compact again once that is fixed): \(failure.message)",
+                path: failure.path)
         }
         return CompactionReport(
             opsFolded: folded, frontier: frontier, bytesBefore: bytesBefore, bytesAfter: try bytesOnDisk())

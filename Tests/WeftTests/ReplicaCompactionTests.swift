@@ -180,6 +180,29 @@ import WeftStore
         await fixture.finish()
     }
 
+    /// The vacuum runs after the compaction's commit: when it fails, the error says the compaction
+    /// stands (the file only keeps its free pages), and the replica goes on writing.
+    @Test(arguments: ReplicaKind.allCases)
+    func aVacuumThatFailsAfterTheCompactionSaysTheCompactionWasCommitted(kind: ReplicaKind) async throws {
+        let fixture = try ReplicaFixture(kind)
+        await fixture.replica.shutdown()
+        let store = GatedStore(try fixture.openStore())
+        let replica = try Replica.open(store: store, options: fixture.options)
+        let write = try replica.submit(path: Sample.path("/a"), kind: .set(.int(1)))
+        try await write.wait(for: .durable)
+        replica.markStable(through: write.stamp)
+        store.vacuumFailure = .diskFull(path: "weft.sqlite", operation: "vacuuming")
+        let error = await #expect(throws: WeftError.self) { try await replica.compact() }
+        #expect(error?.code == .diskFull)
+        #expect(error?.message.contains("folded 1 op") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("committed") == true)
+        #expect(replica.compactableOpCount() == 0, "the compaction stands")
+        try await replica.submit(path: Sample.path("/b"), kind: .set(.int(2))).wait(for: .durable)
+        #expect(replica.snapshot() == Sample.json(#"{"a":1,"b":2}"#))
+        await replica.shutdown()
+        await fixture.finish()
+    }
+
     @Test func regionsChosenForABigBaseStaySmall() throws {
         var base = Value.null
         for user in 0..<500 { base.write(Sample.json(#"{"a":1,"b":2}"#), at: Sample.path("/users/u\(user)")) }

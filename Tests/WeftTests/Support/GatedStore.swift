@@ -37,6 +37,13 @@ final class GatedStore: Store, @unchecked Sendable {
 
     init(_ inner: any Store) { self.inner = inner }
 
+    /// The error every vacuum throws, when set (a disk that filled up).
+    var vacuumFailure: StoreError? {
+        get { lock.withLock { storedVacuumFailure } }
+        set { lock.withLock { storedVacuumFailure = newValue } }
+    }
+    private var storedVacuumFailure: StoreError?
+
     /// Commits that reached the store (passed the gate or waiting at it).
     var commitsReached: Int { lock.withLock { commitsStarted } }
 
@@ -75,7 +82,10 @@ final class GatedStore: Store, @unchecked Sendable {
     func requireOriginal() throws { try inner.requireOriginal() }
     func reidentify(newID: ReplicaID) throws { try inner.reidentify(newID: newID) }
     func checkpoint() throws { try inner.checkpoint() }
-    func vacuum() throws { try inner.vacuum() }
+    func vacuum() throws {
+        if let failure = vacuumFailure { throw failure }
+        try inner.vacuum()
+    }
     func bytesOnDisk() throws -> Int { try inner.bytesOnDisk() }
     func close() throws { try inner.close() }
 }
