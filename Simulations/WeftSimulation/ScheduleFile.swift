@@ -23,6 +23,9 @@ public struct ScheduleFile: Codable, Sendable, Hashable {
     public var failure: SimulationFailure?
     /// The seed and size of the run it was shrunk from.
     public var shrunkFrom: ShrinkOrigin?
+    /// The trace hash of the scenario's run when the file was written, sixteen hex digits (absent from
+    /// files written before it was recorded): a replay that gives another ran differently.
+    public var traceHash: String?
 
     /// Where a shrunk schedule came from.
     public struct ShrinkOrigin: Codable, Sendable, Hashable {
@@ -44,6 +47,7 @@ public struct ScheduleFile: Codable, Sendable, Hashable {
         note = "weft-sim schedule: replay with `weft-sim replay FILE`"
         scenario = result.shrunk
         failure = result.failure
+        traceHash = result.traceHash.map { StateDigest(rawValue: $0).description }
         shrunkFrom = ShrinkOrigin(
             seed: result.original.seed, replicas: result.original.replicaCount,
             writes: result.original.keptWrites?.count ?? result.original.opCount,

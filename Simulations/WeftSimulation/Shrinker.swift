@@ -15,17 +15,16 @@ public struct Shrinker {
     public var runsMax = SimulationLimits.shrinkRunsMax
     private var runs = 0
     private var kind: SimulationFailure.Kind = .runaway
-    private var best: (scenario: Scenario, failure: SimulationFailure)
+    private var best: (scenario: Scenario, failure: SimulationFailure, traceHash: UInt64)
 
     /// A shrinker for a scenario that fails.
     /// - Throws: ``SimulationError/runDoesNotFail(seed:)`` when it passes.
     public init(scenario: Scenario) throws {
         original = scenario
-        guard let failure = Simulation(scenario: scenario).run().failure else {
-            throw SimulationError.runDoesNotFail(seed: scenario.seed)
-        }
+        let report = Simulation(scenario: scenario).run()
+        guard let failure = report.failure else { throw SimulationError.runDoesNotFail(seed: scenario.seed) }
         kind = failure.kind
-        best = (scenario, failure)
+        best = (scenario, failure, report.traceHash)
         runs = 1
     }
 
@@ -41,15 +40,17 @@ public struct Shrinker {
             improved = shrinkWrites(progress) || improved
             improved = shrinkFaultPhase(progress) || improved
         }
-        return ShrinkResult(original: original, shrunk: best.scenario, failure: best.failure, runs: runs)
+        return ShrinkResult(
+            original: original, shrunk: best.scenario, failure: best.failure, runs: runs, traceHash: best.traceHash)
     }
 
     /// Runs `candidate`; keeps it when it fails the same way.
     private mutating func accept(_ candidate: Scenario) -> Bool {
         guard runs < runsMax, candidate != best.scenario, (try? candidate.validate()) != nil else { return false }
         runs += 1
-        guard let failure = Simulation(scenario: candidate).run().failure, failure.kind == kind else { return false }
-        best = (candidate, failure)
+        let report = Simulation(scenario: candidate).run()
+        guard let failure = report.failure, failure.kind == kind else { return false }
+        best = (candidate, failure, report.traceHash)
         return true
     }
 
@@ -153,6 +154,8 @@ public struct ShrinkResult: Codable, Sendable, Hashable {
     public var failure: SimulationFailure
     /// Simulations run.
     public var runs: Int
+    /// The trace hash of the shrunk scenario's run; nil when not known.
+    public var traceHash: UInt64? = nil
 }
 
 extension Scenario {

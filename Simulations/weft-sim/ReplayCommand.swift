@@ -18,6 +18,28 @@ struct ReplayCommand: ParsableCommand {
     @Flag(name: .long, help: "Print the report as JSON.")
     var json = false
 
+    /// How the replayed run compares with what the file recorded: the failure (kind, then tick,
+    /// replica and message) and the trace hash, when the file has them.
+    static func comparison(of report: SimulationReport, with schedule: ScheduleFile) -> [String] {
+        var lines: [String] = []
+        if let recorded = schedule.failure {
+            let verdict: String
+            if report.failure == recorded {
+                verdict = "replayed exactly"
+            } else if let replayed = report.failure, replayed.kind == recorded.kind {
+                verdict = "replayed as the same kind, but as \(replayed) (recorded \(recorded))"
+            } else {
+                verdict = "NOT replayed"
+            }
+            lines.append("recorded failure: \(recorded.kind.rawValue) — \(verdict)")
+        }
+        if let recorded = schedule.traceHash {
+            let same = recorded == report.traceHashText
+            lines.append("recorded trace \(recorded) — \(same ? "same" : "DIFFERS: this run's is \(report.traceHashText)")")
+        }
+        return lines
+    }
+
     func run() throws {
         let schedule: ScheduleFile
         do {
@@ -42,11 +64,7 @@ struct ReplayCommand: ParsableCommand {
                 Printing.line(OpText.line(written.op, tick: written.tick, replica: written.replica), json: json)
             }
         }
-        if let recorded = schedule.failure {
-            let same = report.failure?.kind == recorded.kind
-            Printing.line(
-                "recorded failure: \(recorded.kind.rawValue) — \(same ? "replayed" : "NOT replayed")", json: json)
-        }
+        for line in Self.comparison(of: report, with: schedule) { Printing.line(line, json: json) }
         if let failure = report.failure {
             Printing.line("FAIL \(failure)", json: json)
             throw ExitCode.failure

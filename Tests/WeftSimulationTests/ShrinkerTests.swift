@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 @testable import WeftSimulation
+@testable import weft_sim
 
 @Suite struct ShrinkerTests {
     static func failingScenario() throws -> Scenario {
@@ -48,6 +49,20 @@ import WeftCore
         let replayed = simulation.run()
         #expect(replayed.failure?.kind == result.failure.kind)
         #expect(simulation.writtenOps.count <= writesAfter)
+
+        // The file records the shrunk run's trace: a replay shows it ran the same, failure and all.
+        #expect(file.traceHash == replayed.traceHashText)
+        #expect(
+            ReplayCommand.comparison(of: replayed, with: file) == [
+                "recorded failure: \(result.failure.kind.rawValue) — replayed exactly",
+                "recorded trace \(replayed.traceHashText) — same",
+            ])
+        var moved = file
+        moved.failure?.tick += 1
+        moved.traceHash = "0000000000000000"
+        let lines = ReplayCommand.comparison(of: replayed, with: moved)
+        #expect(lines.first?.contains("replayed as the same kind, but as") == true, "\(lines)")
+        #expect(lines.last == "recorded trace 0000000000000000 — DIFFERS: this run's is \(replayed.traceHashText)")
     }
 
     @Test func aPassingSeedCannotBeShrunk() {
