@@ -16,6 +16,8 @@ extension Replica {
         var compactedTouches: [CompactedTouch]
         var overridePaths: [Path]
         var ownSequenceMax: UInt64
+        /// The tree as stored, when the load read it (no override covers the root).
+        var tree: Value?
     }
 
     /// Starts the background load.
@@ -45,7 +47,8 @@ extension Replica {
                         + "is missing or damaged")
             }
             engine.capturesChanges = true
-            install(engine, loaded: read, registrationsKnown: functions.known)
+            let stored = try storedTreeIfItMayDiffer(read, from: engine)
+            install(engine, loaded: read, registrationsKnown: functions.known, stored: stored)
         } catch {
             failure = WeftError.wrapping(error)
         }
@@ -82,8 +85,9 @@ extension Replica {
                 try store.readTreeSlice(&reader, rowsMax: WeftLimits.loadSliceRowsMax)
             }
             base = reader.tree
-            for override in overrides { base.write(override.value, at: override.path) }
         }
+        let tree = overrides.contains { $0.path.isRoot } ? nil : base
+        if tree != nil { for override in overrides { base.write(override.value, at: override.path) } }
         var ops: [Op] = []
         var ownSequenceMax: UInt64 = 0
         var after: LogPosition?
@@ -102,7 +106,17 @@ extension Replica {
         let touches = frontier == nil ? [] : try store.compactedTouches()
         return Loaded(
             base: base, ops: ops, frontier: frontier, baseVector: baseVector, compactedTouches: touches,
-            overridePaths: overrides.map(\.path), ownSequenceMax: ownSequenceMax)
+            overridePaths: overrides.map(\.path), ownSequenceMax: ownSequenceMax, tree: tree)
+    }
+
+    /// The stored tree, when the loaded state may differ from it: a call that waited for a function
+    /// when it was stored applies now that the options register it (or the reverse, for a function
+    /// registered at run time only). Reads during the load came from the file, so subscribers started
+    /// then hold the stored tree and must hear how the load changed it. Nil when the log holds no call.
+    private func storedTreeIfItMayDiffer(_ read: Loaded, from engine: MergeEngine) throws -> Value? {
+        let holdsCall = read.ops.contains { if case .call = $0.kind { true } else { false } }
+        guard holdsCall else { return nil }
+        return try read.tree ?? store.readTree(at: .root)
     }
 
     /// Waits until as many reads of the file have ended as had begun now, so that a read waits one slice
@@ -116,7 +130,7 @@ extension Replica {
     }
 
     /// Makes the loaded engine the replica's, and learns the functions registered during the load.
-    private func install(_ engine: MergeEngine, loaded: Loaded, registrationsKnown: Int) {
+    private func install(_ engine: MergeEngine, loaded: Loaded, registrationsKnown: Int, stored: Value?) {
         condition.lock()
         defer { condition.unlock() }
         for path in loaded.overridePaths { regions.insert(path) }
@@ -126,10 +140,34 @@ extension Replica {
         committer.setDurable(engine.versionVector)
         self.engine = engine
         phase = .ready
+        if let stored, stored != engine.state {
+            // The changes go to the file too, which then holds the loaded state.
+            var report = ApplyReport()
+            Self.differences(from: stored, to: engine.state, at: .root, into: &report.changes)
+            record(report, records: [], isLocalPending: false, engine: engine)
+        }
         for registration in registrations[registrationsKnown...] {
             let report = engine.register(
                 name: registration.name, version: registration.version, registration.function)
             record(report, records: [], isLocalPending: false, engine: engine)
+        }
+    }
+
+    /// The changes that turn `old` into `new`, at the deepest nodes where they differ (a node as deep
+    /// as a path may go changes as a whole).
+    static func differences(from old: Value, to new: Value, at path: Path, into changes: inout [Change]) {
+        guard old != new else { return }
+        guard case .object(let oldChildren) = old, case .object(let newChildren) = new,
+            path.depth < CoreLimits.pathDepthMax
+        else {
+            changes.append(Change(path: path, old: old, new: new))
+            return
+        }
+        for key in Set(oldChildren.keys).union(newChildren.keys) {
+            guard let child = try? path.child(key) else {
+                preconditionFailure("\(path) is below the depth limit, so its children are valid paths")
+            }
+            differences(from: oldChildren[key] ?? .null, to: newChildren[key] ?? .null, at: child, into: &changes)
         }
     }
 }

@@ -119,6 +119,68 @@ import WeftStore
         await fixture.finish()
     }
 
+    /// Opens the fixture's stored data with the load held at its gate, subscribes to the value at `path`
+    /// while reads come from the file, then lets the load end; returns the replica and the events.
+    static func subscribeDuringTheLoad(
+        _ fixture: ReplicaFixture, at path: String
+    ) async throws -> (Replica, Collector<DataEvent>, ObservationToken) {
+        let gate = GatedStore(try fixture.openStore())
+        gate.loadGate.close()
+        let replica = try Replica.open(store: gate, options: fixture.options)
+        let events = Collector<DataEvent>()
+        let token = try #require(replica.node(for: path)).subscribe { events.append($0) }
+        await events.wait(for: 1)
+        #expect(!replica.isLoaded)
+        gate.loadGate.open()
+        try await replica.waitUntilLoaded()
+        return (replica, events, token)
+    }
+
+    @Test(arguments: ReplicaKind.allCases)
+    func aSubscriberStartedDuringTheLoadHearsOfACallTheLoadApplied(kind: ReplicaKind) async throws {
+        // Found by folding the events of subscribers started while a replica loaded: a call stored while
+        // it waited for its function applied in the load once the options registered the function, and
+        // subscribers, which had read the file, never heard of it (the file kept the old value too).
+        let fixture = try ReplicaFixture(kind) { $0.functions = FunctionRegistry() }
+        try fixture.replica.submit(path: Sample.path("/accounts/a"), kind: .set(.int(10)))
+        let transfer = FunctionCall(name: "transfer", version: 1, arguments: ["from": "a", "to": "b", "amount": 3])
+        try fixture.replica.applyRemote([
+            Sample.remote(5, sequence: 1, millis: fixture.clock.now + 1, path: "/accounts", .call(transfer))
+        ])
+        await fixture.replica.shutdown()
+        fixture.options.functions = Workload.registry
+        let (replica, events, token) = try await Self.subscribeDuringTheLoad(fixture, at: "/accounts")
+        #expect(replica.value(at: Sample.path("/accounts")) == ["a": 7, "b": 3])
+        #expect(await events.wait(for: 2).map(\.value) == [["a": 10], ["a": 7, "b": 3]])
+        token.invalidate()
+        await replica.shutdown()
+        let store = try fixture.openStore()
+        #expect(try store.readTree(at: Sample.path("/accounts")) == ["a": 7, "b": 3])
+        try store.close()
+        await fixture.finish()
+    }
+
+    @Test func aSubscriberStartedDuringTheLoadHearsOfACallWaitingAgainForItsFunction() async throws {
+        // The reverse: a function registered at run time only is unknown to the load, the call waits,
+        // and the value read from the file no longer holds.
+        let fixture = try ReplicaFixture(.sqlite) { $0.functions = FunctionRegistry() }
+        fixture.replica.register(name: "transfer", version: 1, Workload.transfer)
+        try fixture.replica.submit(path: Sample.path("/accounts/a"), kind: .set(.int(10)))
+        let transfer = FunctionCall(name: "transfer", version: 1, arguments: ["from": "a", "to": "b", "amount": 3])
+        try fixture.replica.applyRemote([
+            Sample.remote(5, sequence: 1, millis: fixture.clock.now + 1, path: "/accounts", .call(transfer))
+        ])
+        await fixture.replica.shutdown()
+        let (replica, events, token) = try await Self.subscribeDuringTheLoad(fixture, at: "/accounts")
+        #expect(replica.value(at: Sample.path("/accounts")) == ["a": 10])
+        #expect(await events.wait(for: 2).map(\.value) == [["a": 7, "b": 3], ["a": 10]])
+        replica.register(name: "transfer", version: 1, Workload.transfer)
+        #expect(await events.wait(for: 3).map(\.value).last == ["a": 7, "b": 3])
+        token.invalidate()
+        await replica.shutdown()
+        await fixture.finish()
+    }
+
     @Test func aLargeFileLoadsInSlicesThatAReadCanPass() async throws {
         let fixture = try ReplicaFixture(.sqlite)
         let leaves = 3 * WeftLimits.loadSliceRowsMax
