@@ -91,6 +91,20 @@ final class Recorder<Output: Sendable>: @unchecked Sendable {
         #expect(await eventually { backend.listenerCount == 0 })
     }
 
+    @Test func aSubscriberThatCancelsInsideReceiveGetsNoMoreEvents() async throws {
+        // Found by cancelling from inside `receive(_:)` during the first additions: the subscription went
+        // on delivering every event it had already taken from the feed (all 40 here).
+        let list = try backend.node("list")
+        try await list.set(.raw, Dictionary(uniqueKeysWithValues: (0..<40).map { ("k\($0)", $0) }))
+        let subscriber = DemandingSubscriber(initial: .unlimited, cancellingAfter: 2)
+        list.eventPublisher(for: .childAddition).subscribe(subscriber)
+        await subscriber.received.wait(for: 2)
+        try await list.at("late").set(1)
+        await settle(backend)
+        #expect(subscriber.received.values.map { $0.node.key } == ["k0", "k1"])
+        #expect(subscriber.completions.count == 0)
+    }
+
     @Test func decodedValuePublishersSkipUndecodableValues() async throws {
         let node = try backend.node("users/alice")
         try await node.set(User(name: "Alice", age: 31))

@@ -72,6 +72,8 @@ where S.Input == DataEvent, S.Failure == WeftError {
             switch step {
             case .deliver(let subscriber, let events):
                 for event in events {
+                    // A subscriber that cancelled (even from inside `receive`) gets nothing more.
+                    guard lock.withLock({ self.subscriber != nil }) else { break }
                     let more = subscriber.receive(event)
                     lock.withLock { demand += more }
                 }

@@ -8,7 +8,8 @@ import Foundation
 @testable import Weft
 
 /// A subscriber of data events that asks for `initial` events when subscribed, and for more only when
-/// told (``request(_:)``), recording events and completions.
+/// told (``request(_:)``), recording events and completions; it cancels from inside `receive(_:)` once
+/// it holds `cancellingAfter` events, when given.
 final class DemandingSubscriber: Subscriber, @unchecked Sendable {
     // Sendable: `subscription` is guarded by `lock`; the collectors lock themselves.
     typealias Input = DataEvent
@@ -17,10 +18,14 @@ final class DemandingSubscriber: Subscriber, @unchecked Sendable {
     let received = Collector<DataEvent>()
     let completions = Collector<Subscribers.Completion<WeftError>>()
     private let initial: Subscribers.Demand
+    private let cancellingAfter: Int?
     private let lock = NSLock()
     private var subscription: (any Subscription)?
 
-    init(initial: Subscribers.Demand) { self.initial = initial }
+    init(initial: Subscribers.Demand, cancellingAfter: Int? = nil) {
+        self.initial = initial
+        self.cancellingAfter = cancellingAfter
+    }
 
     var combineIdentifier: CombineIdentifier { CombineIdentifier(self) }
 
@@ -31,6 +36,7 @@ final class DemandingSubscriber: Subscriber, @unchecked Sendable {
 
     func receive(_ input: DataEvent) -> Subscribers.Demand {
         received.append(input)
+        if received.count == cancellingAfter { cancel() }
         return .none
     }
 
