@@ -6,8 +6,11 @@ public enum WeftLimits {
     public static let observedKeyPathsMax = 1_000
     /// Most attempts of a transaction closure before it reports `retriesExhausted` (Firebase's 25).
     public static let transactionRetriesMax = 25
-    /// Most events buffered for one subscriber before the oldest are coalesced.
+    /// Most events buffered for one subscriber before they are coalesced (the latest per node).
     public static let subscriberEventsBufferedMax = 10_000
+    /// Most coalesced events one subscriber may hold, one per node: a subscriber to a node with more
+    /// children than this that falls this far behind loses the oldest of its child events.
+    public static let subscriberEventsCoalescedMax = 1_000_000
     /// Most rows a replica's lazy open reads in one slice of the tree before it lets a waiting read
     /// through (a read waits at most one slice, a few milliseconds).
     public static let loadSliceRowsMax = 8_192

@@ -72,6 +72,21 @@ import WeftCore
         withExtendedLifetime(tokens) {}
     }
 
+    /// More children than a subscriber's buffer holds before coalescing: every addition still
+    /// arrives, once (a list kept from them would otherwise miss children for ever).
+    @Test func aNodeWithMoreChildrenThanTheBufferGetsAnAdditionForEachChild() async throws {
+        let count = WeftLimits.subscriberEventsBufferedMax + 2_000
+        let big = try backend.node("big")
+        try await big.set(.raw, Dictionary(uniqueKeysWithValues: (0..<count).map { ("c\($0)", 1) }))
+        let added = Collector<DataEvent>()
+        let token = big.subscribe(to: .childAddition) { added.append($0) }
+        let events = await added.wait(for: count)
+        #expect(Set(events.map { $0.node.key }).count == count)
+        await settle(backend)
+        #expect(added.count == count)
+        withExtendedLifetime(token) {}
+    }
+
     @Test func childrenConstraintsFilterWhatCounts() async throws {
         let node = try backend.node("n")
         try await node.set(.raw, ["a": 1, "m": 2, "z": 3])
@@ -217,12 +232,24 @@ import WeftCore
         #expect(buffer.isEmpty)
     }
 
-    @Test func theBufferNeverHoldsMoreThanItsCapacity() throws {
-        var buffer = EventBuffer(capacity: 16)
+    /// Coalescing keeps one event per node, so a list kept from child events stays right however many
+    /// children changed; only past `coalescedMax` nodes do the oldest go.
+    @Test func coalescingKeepsTheLastEventOfEveryNodeUpToItsBound() throws {
+        var buffer = EventBuffer(capacity: 16, coalescedMax: 64)
+        for index in 0..<40 { try buffer.append(contentsOf: [event("k\(index)", 1)]) }
+        try buffer.append(contentsOf: [event("k3", 2)])
+        let all = buffer.take(100)
+        #expect(Set(all.map(\.node.key)).count == 40, "an event for each of 40 children, none lost")
+        #expect(all.last?.node.key == "k3")
+        #expect(all.last?.value == 2)
+
         for index in 0..<1_000 { try buffer.append(contentsOf: [event("k\(index)", 1)]) }
-        #expect(buffer.count <= 16)
-        let kept = buffer.take(100)
+        #expect(buffer.count <= 2 * 64)
+        let kept = buffer.take(1_000)
+        #expect(kept.count <= 128)
+        #expect(kept.count >= 64)
         #expect(kept.last?.node.key == "k999")
+        #expect(Set(kept.map(\.node.key)).count == kept.count, "coalesced: one per node")
     }
 
     @Test func takingInPartsKeepsTheOrder() throws {

@@ -8,6 +8,7 @@ import WeftStore
     @Test func limitsAreOrdered() {
         #expect(WeftLimits.transactionRetriesMax > 0)
         #expect(WeftLimits.transactionRetriesMax <= WeftLimits.subscriberEventsBufferedMax)
+        #expect(WeftLimits.subscriberEventsCoalescedMax >= 10 * WeftLimits.subscriberEventsBufferedMax)
     }
 
     @Test func replicaLimitsRelateToTheStoresLimits() {
