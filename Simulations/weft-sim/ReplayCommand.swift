@@ -35,7 +35,8 @@ struct ReplayCommand: ParsableCommand {
         }
         if let recorded = schedule.traceHash {
             let same = recorded == report.traceHashText
-            lines.append("recorded trace \(recorded) — \(same ? "same" : "DIFFERS: this run's is \(report.traceHashText)")")
+            lines.append(
+                "recorded trace \(recorded) — \(same ? "same" : "DIFFERS: this run's is \(report.traceHashText)")")
         }
         return lines
     }

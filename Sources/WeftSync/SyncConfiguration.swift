@@ -71,7 +71,8 @@ public struct SyncConfiguration: Sendable {
         try require(handshakeTimeoutMilliseconds > 0, "handshakeTimeoutMilliseconds must be positive")
         let longest = SyncLimits.timeoutMillisecondsMax
         for (name, delay) in [
-            ("pingIntervalMilliseconds", pingIntervalMilliseconds), ("idleTimeoutMilliseconds", idleTimeoutMilliseconds),
+            ("pingIntervalMilliseconds", pingIntervalMilliseconds),
+            ("idleTimeoutMilliseconds", idleTimeoutMilliseconds),
             ("handshakeTimeoutMilliseconds", handshakeTimeoutMilliseconds),
         ] {
             try require(delay <= longest, "\(name) must be at most \(longest) (one day)")

@@ -56,7 +56,9 @@ import WeftCore
 
     /// A deadline is the time now plus a delay: a delay near `UInt64.max` (an app's "never") would
     /// overflow it and stop the process, so the configuration refuses it.
-    @Test(arguments: [\SyncConfiguration.pingIntervalMilliseconds, \.idleTimeoutMilliseconds, \.handshakeTimeoutMilliseconds])
+    @Test(arguments: [
+        \SyncConfiguration.pingIntervalMilliseconds, \.idleTimeoutMilliseconds, \.handshakeTimeoutMilliseconds,
+    ])
     func aDelayBeyondTheLongestTimeoutIsRefused(delay: WritableKeyPath<SyncConfiguration, UInt64> & Sendable) {
         var configuration = SyncConfiguration(replica: Harness.replica(0), role: .peer, tokens: TokenBook())
         configuration.idleTimeoutMilliseconds = SyncLimits.timeoutMillisecondsMax
