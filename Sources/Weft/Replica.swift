@@ -257,13 +257,13 @@ public final class Replica: @unchecked Sendable {
         return engine?.versionVector ?? VersionVector()
     }
 
-    /// What the state reflects: ``versionVector`` without the ops still waiting for a function this
-    /// replica has not registered. A transaction records it as what its closure read.
-    var appliedVersionVector: VersionVector {
+    /// What the state at `path` reflects: ``versionVector`` without the ops still waiting for a function
+    /// this replica has not registered at a related path. A transaction records it as what its closure read.
+    func appliedVersionVector(for path: Path) -> VersionVector {
         condition.lock()
         defer { condition.unlock() }
         waitForLoad()
-        return engine?.appliedVersionVector ?? VersionVector()
+        return engine?.appliedVersionVector(for: path) ?? VersionVector()
     }
 
     /// What this replica has made durable: for each origin, the highest committed sequence with no gap

@@ -14,9 +14,9 @@ protocol ReplicaBackend: AnyObject, Sendable {
     var loadFailure: WeftError? { get }
     /// What this replica has applied (``MergeEngine/versionVector``).
     var versionVector: VersionVector { get }
-    /// What the state reflects, the read record of a transaction: ``versionVector`` without ops still
-    /// waiting for a function (``MergeEngine/appliedVersionVector``).
-    var appliedVersionVector: VersionVector { get }
+    /// What the state at `path` reflects, the read record of a transaction there: ``versionVector``
+    /// without ops still waiting for a function at a related path (``MergeEngine/appliedVersionVector(for:)``).
+    func appliedVersionVector(for path: Path) -> VersionVector
     /// Stamps and applies one local op of the given kind at `path`.
     /// - Throws: `WeftError` (shut down, clock refused the time, invalid op).
     func submit(path: Path, kind: OpKind, at time: WeftTime) throws -> WriteReceipt

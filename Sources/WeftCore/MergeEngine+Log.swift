@@ -10,10 +10,17 @@ extension MergeEngine {
     /// still waiting for a function. A transaction records it as what its closure read: a waiting call
     /// is known but not in the value, so a transaction recorded as having seen it would overwrite it,
     /// unseen, once it applies.
-    public var appliedVersionVector: VersionVector {
+    public var appliedVersionVector: VersionVector { appliedVersionVector(for: .root) }
+
+    /// The read record of a transaction at `path`: ``versionVector`` with each origin cut before its
+    /// first op still waiting for a function at a path related to `path` (an ancestor, itself or a
+    /// descendant). A waiting call elsewhere never writes the transaction's subtree, so it and the later
+    /// ops of its origin count as seen: cut there, every later write of that origin to the node would
+    /// make the transaction stale until the function came.
+    public func appliedVersionVector(for path: Path) -> VersionVector {
         guard !waiting.isEmpty else { return versionVector }
         var entries = origins.mapValues { $0.contiguous }
-        for op in waiting.values where entries[op.origin, default: 0] >= op.sequence {
+        for op in waiting.values where entries[op.origin, default: 0] >= op.sequence && op.path.isRelated(to: path) {
             entries[op.origin] = op.sequence - 1
         }
         return VersionVector(entries)

@@ -104,6 +104,29 @@ import WeftCore
         await fixture.finish()
     }
 
+    @Test(arguments: ReplicaKind.allCases)
+    func aCallWaitingElsewhereDoesNotMakeATransactionStale(kind: ReplicaKind) async throws {
+        // The read record was cut before the peer's waiting call whatever its path, so the peer's later
+        // write of /m counted as unseen: a transaction on /m failed all its attempts until the function came.
+        let fixture = try ReplicaFixture(kind)
+        let replica = fixture.replica
+        let call = FunctionCall(name: "addTen", version: 1, arguments: .null)
+        let waiting = Sample.remote(0xB0B, sequence: 1, millis: 1_000_005, path: "/n", .call(call))
+        let later = Sample.remote(0xB0B, sequence: 2, millis: 1_000_006, path: "/m", .set(5))
+        #expect(try replica.applyRemote([waiting, later]).outcomes[waiting.stamp] == .waiting)
+        fixture.clock.now = 1_000_010
+        let m = try replica.root.at("m")
+        let result = try await m.runTransaction { .set(.int(($0.intValue ?? 0) + 1)) }
+        #expect(result.isCommitted)
+        #expect(result.attempts == 1)
+        let receipt = try #require(result.receipt)
+        replica.register(name: "addTen", version: 1) { value, _ in .int((value.intValue ?? 0) + 10) }
+        #expect(try await m.value() == 6)
+        #expect(try await replica.root.at("n").value() == 10)
+        #expect(receipt.status >= .durable)
+        await fixture.finish()
+    }
+
     @Test func aLocalSetOverridesARunningTransaction() async throws {
         let backend = MemoryBackend()
         let node = try backend.node("profile/name")

@@ -95,8 +95,9 @@ extension DataNode {
             try access.checkOpen()
             // The read record first: the value read after it holds at least what it covers, so a write the
             // closure did not see is never recorded as seen (at worst a seen one is not: a spurious retry).
-            // Calls waiting for a function are left out: they are known, but not in the value read.
-            let read = access.backend.appliedVersionVector
+            // Calls waiting for a function in the node's subtree or above are left out: they are known, but
+            // not in the value read.
+            let read = access.backend.appliedVersionVector(for: location)
             seen = access.backend.value(at: location)
             let result: Value
             switch try function(seen) {

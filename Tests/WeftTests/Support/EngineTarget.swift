@@ -34,7 +34,9 @@ final class EngineTarget: SyncTarget, @unchecked Sendable {
 
     var versionVector: VersionVector { lock.withLock { engine.versionVector } }
 
-    var appliedVersionVector: VersionVector { lock.withLock { engine.appliedVersionVector } }
+    func appliedVersionVector(for path: Path) -> VersionVector {
+        lock.withLock { engine.appliedVersionVector(for: path) }
+    }
 
     /// Everything is durable at once in memory.
     var durableVersionVector: VersionVector { versionVector }

@@ -52,7 +52,9 @@ final class MemoryBackend: ReplicaBackend, @unchecked Sendable {
 
     var versionVector: VersionVector { lock.withLock { engine.versionVector } }
 
-    var appliedVersionVector: VersionVector { lock.withLock { engine.appliedVersionVector } }
+    func appliedVersionVector(for path: Path) -> VersionVector {
+        lock.withLock { engine.appliedVersionVector(for: path) }
+    }
 
     var isShutDown: Bool { lock.withLock { shutDown } }
 
