@@ -126,6 +126,41 @@ import WeftStore
         await fixture.finish()
     }
 
+    /// A call that waited in the file and applies when the replica opens with its function: the file's
+    /// tree follows, so a compaction that finds the base equal to the state there keeps the call's effect.
+    /// The load applied it in memory only; the compaction then released the region to the stale tree,
+    /// and the next open lost the call (and a peer that had the function kept it: the replicas differed).
+    @Test(arguments: ReplicaKind.allCases)
+    func aCallAppliedWhenTheReplicaOpensWithItsFunctionSurvivesCompaction(kind: ReplicaKind) async throws {
+        let fixture = try ReplicaFixture(kind)
+        let now = fixture.clock.now
+        let ops = [
+            Sample.remote(5, sequence: 1, millis: now - 30, path: "/n", .set(.int(1))),
+            Sample.remote(
+                5, sequence: 2, millis: now - 20, path: "/n",
+                .call(FunctionCall(name: "double", version: 1, arguments: .null))),
+            Sample.remote(5, sequence: 3, millis: now - 10, path: "/n", .increment(by: .int(1), from: .int(0))),
+        ]
+        let double: FunctionRegistry.Function = { node, _ in node.intValue.map { .int($0 * 2) } }
+        try fixture.replica.applyRemote(ops)
+        #expect(fixture.replica.value(at: Sample.path("/n")) == .int(2))
+        fixture.options.functions.register(name: "double", version: 1, double)
+        try await fixture.reopen()
+        try await fixture.replica.waitUntilLoaded()
+        #expect(fixture.replica.value(at: Sample.path("/n")) == .int(3))
+        fixture.replica.markStable(through: ops[2].stamp)
+        #expect(try await fixture.replica.compact().opsFolded == 3)
+        try await fixture.reopen()
+        try await fixture.replica.waitUntilLoaded()
+        #expect(fixture.replica.value(at: Sample.path("/n")) == .int(3))
+        await fixture.replica.shutdown()
+        let store = try fixture.openStore()
+        #expect(try store.readTree() == ["n": 3])
+        #expect(try store.readBase(at: .root) == ["n": 3])
+        try store.close()
+        await fixture.finish()
+    }
+
     @Test(arguments: ReplicaKind.allCases)
     func nothingIsCompactedBeforeAFrontierIsStable(kind: ReplicaKind) async throws {
         let fixture = try ReplicaFixture(kind)
