@@ -94,7 +94,7 @@ public struct PeerCredential: Sendable {
 /// hex (``ReplicaID/description``); a peer the book does not name gets ``sharedCredential``, when there
 /// is one. Both sides of a pair hold the same token, each under the other's name (or both as the
 /// shared credential: any peer proving it is accepted). A replicating peer needs read access to the whole tree to be sent ops, and write access
-/// over each op it sends; a client's requests are checked path by path.
+/// over each op it sends (over the whole tree for a snapshot); a client's requests are checked path by path.
 ///
 /// ```swift
 /// var book = TokenBook(["00000000000000a1": try AuthToken(string: "peer a1's long secret")])

@@ -74,6 +74,10 @@ extension SyncLink {
 
     mutating func receiveSnapshotBegin(_ begin: SnapshotBegin) throws(SyncError) {
         try requireReplication(.snapshotBegin)
+        // A snapshot replaces the whole base state: only a peer that may write everywhere sends one.
+        guard writesEverywhere else {
+            throw SyncError(.permissionDenied, "the peer may not write the whole tree, which a snapshot replaces")
+        }
         guard inbound.snapshot == nil else {
             throw SyncError(.protocolViolation, "a snapshot began inside another snapshot")
         }

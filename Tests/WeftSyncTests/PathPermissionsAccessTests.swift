@@ -99,6 +99,21 @@ import WeftCore
         #expect(harness.endpoints.allSatisfy { $0.session.phase == .connected })
     }
 
+    @Test func aPeerWithoutWritePermissionOverTheWholeTreeCannotSendASnapshot() {
+        // A snapshot replaces the receiver's whole base: a peer that may write one branch must not
+        // overwrite the rest by compacting first and sending its base.
+        let permissions = PathPermissions([.root: .read, try! Path("/shared"): .readWrite])
+        let harness = connect(role: .peer, permissions: permissions) { harness in
+            harness.write(node: 0, .set(.int(1)), at: "/shared/x")
+            harness.write(node: 0, .set(.int(2)), at: "/elsewhere")
+            harness.logs[0].compact(upTo: harness.logs[0].versionVector)
+        }
+        #expect(harness.endpoints[0].messagesSent.contains { $0.type == .snapshotBegin })
+        #expect(harness.endpoints[1].session.closeError?.code == .permissionDenied)
+        #expect(harness.state(1) == .null)
+        #expect(harness.logs[1].versionVector == VersionVector())
+    }
+
     @Test func aPeerMayWriteWhereItsGrantAllows() {
         let permissions = PathPermissions([.root: .read, try! Path("/shared"): .readWrite])
         let harness = connect(role: .peer, permissions: permissions) { harness in
