@@ -7,7 +7,8 @@ public struct Grant: OptionSet, Sendable, Hashable {
     /// A grant from its bits.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
-    /// Reading values (get, watch; receiving the ops of a replicating peer).
+    /// Reading values (get, watch, the value an increment replies with; receiving the ops of a
+    /// replicating peer).
     public static let read = Grant(rawValue: 1)
     /// Writing values (set, merge, push, increment; sending ops to a replicating peer).
     public static let write = Grant(rawValue: 2)

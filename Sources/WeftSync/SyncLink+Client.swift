@@ -44,7 +44,9 @@ extension SyncLink {
         let needs: [(Grant, Path)]
         switch command {
         case .get(let path), .watch(let path): needs = [(.read, path)]
-        case .set(let path, _), .push(let path, _), .increment(let path, _, _): needs = [(.write, path)]
+        case .set(let path, _), .push(let path, _): needs = [(.write, path)]
+        // Its reply carries the value: a write-only grant must not read it by incrementing by zero.
+        case .increment(let path, _, _): needs = [(.write, path), (.read, path)]
         case .merge(let path, let children):
             needs = children.compactMap { child in (try? path.appending(child.relative)).map { (.write, $0) } }
         case .unwatch: needs = []

@@ -80,6 +80,24 @@ import WeftCore
         #expect(harness.endpoints[1].session.phase == .connected)
     }
 
+    @Test func anIncrementNeedsReadAccessSinceItsReplyCarriesTheValue() {
+        // A write-only client could otherwise read a counter by incrementing it by zero.
+        let permissions = PathPermissions([try! Path("/votes"): .write, try! Path("/score"): .readWrite])
+        var harness = connect(role: .client, permissions: permissions)
+        let requests = [
+            ClientRequest(id: 1, command: .increment(try! Path("/votes"), by: .int(0), from: .int(0))),
+            ClientRequest(id: 2, command: .set(try! Path("/votes"), .int(1))),
+            ClientRequest(id: 3, command: .increment(try! Path("/score"), by: .int(1), from: .int(0))),
+        ]
+        for request in requests {
+            harness.perform(try! harness.endpoints[0].session.onClientRequest(request, now: harness.now), at: 0)
+        }
+        harness.run()
+        #expect(harness.endpoints[1].requests.map(\.id) == [2, 3])
+        let denied = SyncError(.permissionDenied, "no read access to /votes", raisedByPeer: true)
+        #expect(harness.endpoints[0].replies.first == ClientReply(id: 1, result: .failed(denied)))
+    }
+
     @Test func aPeerWithoutWritePermissionCannotSendOps() {
         let harness = connect(role: .peer, permissions: .readOnly) { harness in
             harness.write(node: 0, .set(.int(1)), at: "/a")
