@@ -33,7 +33,9 @@ enum TokenFile {
     static func parse(_ text: String, source: String) throws -> TokenBook {
         var book = TokenBook()
         var names = Set<String>()
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // On newlines of every kind: "\r\n" is one Character, which a split on "\n" never meets.
+        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+        for (index, rawLine) in lines.enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
             let place = "\(source):\(index + 1)"

@@ -1,0 +1,21 @@
+import Foundation
+import Testing
+
+/// How `weft serve` reads its token file: every entry it holds is usable, and a file it cannot use
+/// stops it at start with a clear error.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct TokenFileIntegrationTests {
+    static let clientToken = DaemonIntegrationTests.clientToken
+
+    @Test func aTokenFileWithWindowsLineEndingsAuthenticatesEveryEntry() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        // "\r\n" is one Character in Swift: split on "\n" alone, the whole file was one line, a comment.
+        let text = "# written on Windows\r\nclient \(Self.clientToken)\r\nhub a second secret, long enough\r\n"
+        let tokens = try scratch.write("tokens", text)
+        let hub = try Daemon(database: scratch.file("hub.sqlite"), tokens: tokens, name: "hub")
+        defer { hub.stop() }
+        let set = try DaemonIntegrationTests.client(hub, name: "hub", ["set", "/crlf", "1"])
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect(try DaemonIntegrationTests.client(hub, name: "hub", ["get", "/crlf"]).stdout == "1")
+    }
+}
