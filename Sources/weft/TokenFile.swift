@@ -43,6 +43,10 @@ enum TokenFile {
                 throw Failure(description: "\(place): expected NAME SECRET")
             }
             let name = String(line[..<space])
+            // A hello carries at most that many bytes of name: a longer entry could never be used.
+            guard name.utf8.count <= SyncLimits.nameBytesMax else {
+                throw Failure(description: "\(place): the name is longer than \(SyncLimits.nameBytesMax) bytes")
+            }
             let secret = line[space...].trimmingCharacters(in: .whitespaces)
             guard names.insert(name).inserted else { throw Failure(description: "\(place): \(name) appears twice") }
             guard names.count <= entriesMax else {

@@ -18,4 +18,17 @@ import Testing
         #expect(set.status == 0, "\(set.stderr)")
         #expect(try DaemonIntegrationTests.client(hub, name: "hub", ["get", "/crlf"]).stdout == "1")
     }
+
+    @Test func aNameLongerThanAHelloCarriesIsRefusedAtStart() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        // A hello names at most 256 bytes: such an entry could never authenticate anyone.
+        let name = String(repeating: "n", count: 257)
+        let tokens = try scratch.write("tokens", "client \(Self.clientToken)\n\(name) a secret, long enough\n")
+        let serve = try WeftBinary.run(
+            ["serve", "--db", scratch.file("hub.sqlite"), "--listen", "127.0.0.1:0", "--tokens", tokens],
+            token: Self.clientToken, seconds: 10)
+        #expect(serve.status == 1)
+        #expect(serve.stderr.contains("\(tokens):2: the name is longer than 256 bytes"), "\(serve.stderr)")
+    }
 }
