@@ -33,11 +33,15 @@ public struct SyncStatus: Sendable, Hashable {
     public var opsBehind: UInt64
     /// Why the session closed, when it closed on an error.
     public var error: SyncError?
+    /// True once connected to a replicating peer that may read the whole tree: it is sent every op, so
+    /// it is a member whose acknowledgements count for stability. A peer with narrower grants is sent
+    /// none, and what it says it holds does not count.
+    public var peerIsMember: Bool
 
     /// A status from its parts.
     public init(
         peer: ReplicaID?, peerName: String, peerRole: SyncRole?, phase: SyncPhase, opsBehind: UInt64,
-        error: SyncError?
+        error: SyncError?, peerIsMember: Bool = false
     ) {
         self.peer = peer
         self.peerName = peerName
@@ -45,6 +49,7 @@ public struct SyncStatus: Sendable, Hashable {
         self.phase = phase
         self.opsBehind = opsBehind
         self.error = error
+        self.peerIsMember = peerIsMember
     }
 }
 

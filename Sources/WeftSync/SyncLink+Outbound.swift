@@ -197,7 +197,7 @@ extension SyncLink {
         outbound.acknowledged = outbound.acknowledged.merged(with: counted.versionVector)
         outbound.cursor = outbound.cursor.merged(with: counted.versionVector)
         outbound.ledger.release(coveredBy: counted.versionVector)
-        outbox.append(.recordAcknowledgement(counted, from: peer.replica))
+        if countsForStability { outbox.append(.recordAcknowledgement(counted, from: peer.replica)) }
     }
 
     /// What a peer says it holds, as this replica counts it: its own ops no further than it holds them.

@@ -15,6 +15,9 @@ struct SyncLink: Sendable {
     let replicates: Bool
     /// True when this side sends ops: the peer replicates and may read the whole tree.
     let sendsOps: Bool
+    /// True when what the peer holds counts for stability: it is sent every op (``sendsOps``). A peer
+    /// that is sent none cannot hold them through this session, so its hello and acks are not recorded.
+    var countsForStability: Bool { sendsOps }
     /// What the peer may read and write.
     let permissions: PathPermissions
     /// True when the peer may write anywhere (its ops need no check one by one).

@@ -91,7 +91,7 @@ extension SyncSession {
         // member is its hub, took it for a plain member: it called stable what only the hub had, and
         // its compaction was not yet capped by the hub's.
         report(phase: .connected, opsBehind: link.opsBehind(source: source), error: nil, outbox: &outbox)
-        if link.replicates {
+        if link.countsForStability {
             // The hello's vector is what the peer holds: its first acknowledgement, with this replica's own
             // ops counted as every ack counts them (``SyncLink/counting(_:holding:)``).
             let counted = link.counting(peer.versionVector, holding: source.versionVector)

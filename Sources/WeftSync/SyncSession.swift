@@ -313,9 +313,10 @@ public struct SyncSession: Sendable {
 
     mutating func report(phase: SyncPhase, opsBehind: UInt64, error: SyncError?, outbox: inout Outbox) {
         let peer = peerHello
+        let isMember = if case .ready(let link) = state { link.countsForStability } else { false }
         let status = SyncStatus(
             peer: peer?.replica, peerName: peer?.name ?? "", peerRole: peer?.role, phase: phase,
-            opsBehind: opsBehind, error: error)
+            opsBehind: opsBehind, error: error, peerIsMember: isMember)
         guard status != lastStatus else { return }
         lastStatus = status
         outbox.append(.reportStatus(status))

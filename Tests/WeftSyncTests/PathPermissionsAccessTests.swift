@@ -132,6 +132,25 @@ import WeftCore
         #expect(harness.logs[1].versionVector == VersionVector())
     }
 
+    /// A peer that may not read the whole tree is sent no op, so what it says it holds of them cannot
+    /// be so through this session: its hello and acks must not make this replica's writes acknowledged
+    /// or stable, nor make it a member that holds the frontier back.
+    @Test func aPeerThatMayNotReadTheWholeTreeDoesNotCountForStability() {
+        let permissions = PathPermissions([.root: [], try! Path("/shared"): .readWrite])
+        var harness = connect(role: .peer, permissions: permissions) { harness in
+            harness.write(node: 0, .set(.int(1)), at: "/shared/x")
+            harness.write(node: 1, .set(.int(2)), at: "/private")
+        }
+        harness.write(node: 0, .set(.int(3)), at: "/shared/y")
+        harness.run()
+        #expect(harness.logs[1].versionVector[Harness.replica(0)] == 2, "its writes still arrive")
+        let acceptor = harness.endpoints[1]
+        #expect(acceptor.session.phase == .connected)
+        #expect(acceptor.acknowledgements.isEmpty, "\(acceptor.acknowledgements)")
+        #expect(acceptor.statuses.last?.peerIsMember == false)
+        #expect(harness.endpoints[0].statuses.last?.peerIsMember == true, "the other side may read everything")
+    }
+
     @Test func aPeerMayWriteWhereItsGrantAllows() {
         let permissions = PathPermissions([.root: .read, try! Path("/shared"): .readWrite])
         let harness = connect(role: .peer, permissions: permissions) { harness in
