@@ -33,9 +33,35 @@ public struct SyncError: Error, Hashable, Sendable, CustomStringConvertible {
         self.raisedByPeer = raisedByPeer
     }
 
-    /// The code, then the message; prefixed with "peer reported" for an error from the peer.
+    /// The code, then the message; prefixed with "peer reported" for an error from the peer. Control
+    /// characters and line separators in the message are written as escapes (`\n`, `\u{1B}`): a peer
+    /// chooses its name and its error frames' text, and the description goes to the log.
     public var description: String {
-        (raisedByPeer ? "peer reported " : "") + "\(code): \(message)"
+        (raisedByPeer ? "peer reported " : "") + "\(code): \(Self.escapingControlCharacters(message))"
+    }
+
+    /// `text` with each control character, line separator and paragraph separator written as an escape.
+    static func escapingControlCharacters(_ text: String) -> String {
+        let needsEscape = { (scalar: Unicode.Scalar) in
+            scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}"
+        }
+        guard text.unicodeScalars.contains(where: needsEscape) else { return text }
+        var escaped = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            guard needsEscape(scalar) else {
+                escaped.append(scalar)
+                continue
+            }
+            let escape =
+                switch scalar {
+                case "\n": "\\n"
+                case "\r": "\\r"
+                case "\t": "\\t"
+                default: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+                }
+            escaped.append(contentsOf: escape.unicodeScalars)
+        }
+        return String(escaped)
     }
 
     /// A malformed frame, wrapping the core decoding error that found it.

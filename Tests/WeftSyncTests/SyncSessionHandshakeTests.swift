@@ -175,3 +175,23 @@ import WeftCore
         #expect(syncError { _ = try AuthToken(string: "short") }?.code == .invalidConfiguration)
     }
 }
+
+@Suite struct SyncErrorDescriptionTests {
+    /// A peer chooses the name in its hello and the message of its error frames, and both reach the
+    /// log through the error's description: a newline there would forge a log line, an escape sequence
+    /// would rewrite the operator's terminal.
+    @Test func aDescriptionEscapesTheControlCharactersAPeerSent() {
+        let forged = "x\ninfo sync session connected\r\u{1B}[2J\u{7F}\u{2028}end"
+        for error in [
+            SyncError(.authenticationFailed, "authentication failed for \"\(forged)\"", raisedByPeer: false),
+            SyncError(.protocolViolation, forged, raisedByPeer: true),
+        ] {
+            let text = error.description
+            #expect(!text.unicodeScalars.contains { $0.properties.generalCategory == .control }, "\(text)")
+            #expect(!text.contains("\u{2028}"))
+            #expect(text.contains("x\\ninfo sync session connected\\r\\u{1B}[2J\\u{7F}\\u{2028}end"), "\(text)")
+            #expect(error.message.contains("\n"), "the message itself is kept as sent")
+        }
+        #expect(SyncError(.timeout, "plain words, é and 日本").description == "timeout: plain words, é and 日本")
+    }
+}
