@@ -60,6 +60,12 @@ extension ScenarioOptions {
             faults = []
             return
         }
+        // Nothing (an unset variable in a script, a stray comma) is not `none`: say what is meant.
+        guard !text.isEmpty, !text.split(separator: ",", omittingEmptySubsequences: false).contains(where: \.isEmpty)
+        else {
+            throw SimulationError.invalidScenario(
+                reason: "\"\(text)\" names no fault; give `none`, `all`, or fault names separated by commas")
+        }
         var kinds = Set<FaultKind>()
         for name in text.split(separator: ",") {
             guard let kind = FaultKind(rawValue: String(name)) else {

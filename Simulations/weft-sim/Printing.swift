@@ -26,6 +26,11 @@ enum Printing {
     /// report (which must stay one JSON document for the tools that read it).
     static func line(_ text: String, json: Bool) {
         guard json else { return print(text) }
+        errorLine(text)
+    }
+
+    /// Prints a line on standard error.
+    static func errorLine(_ text: String) {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 

@@ -29,7 +29,7 @@ struct ShrinkCommand: ParsableCommand {
         do {
             shrinker = try Shrinker(scenario: drawn)
         } catch {
-            print("\(error)")
+            Printing.errorLine("\(error)")
             throw ExitCode.failure
         }
         shrinker.runsMax = max(1, runsMax)

@@ -80,6 +80,10 @@ import WeftCore
         parsed.sabotage = .duplicateIncrementsCounted
         #expect(parsed == options)
         #expect(throws: SimulationError.self) { try parsed.setFaults("earthquake") }
+        for empty in ["", ",", "crash,", "crash,,partition"] {
+            #expect(throws: SimulationError.self, "\(empty) is not none") { try parsed.setFaults(empty) }
+        }
+        #expect(parsed == options, "a refused list changes nothing")
         #expect(throws: SimulationError.self) { try parsed.setReplicas("2-x") }
     }
 

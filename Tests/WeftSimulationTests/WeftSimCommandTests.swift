@@ -48,6 +48,13 @@ import Testing
         #expect(!result.stdout.contains("DIFFERS"))
     }
 
+    @Test func shrinkingAPassingSeedSaysSoOnStandardError() throws {
+        let result = try Self.run(["shrink", "--seed", "1", "--ops", "50"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("seed 1 does not fail: nothing to shrink"), "\(result.stderr)")
+        #expect(!result.stdout.contains("does not fail"), "\(result.stdout)")
+    }
+
     /// A run that fails: double-counted increments are caught on the first seed.
     static let failingArguments = ["--seed", "1", "--ops", "200", "--sabotage", "double-count"]
 
