@@ -60,14 +60,13 @@ extension ScenarioOptions {
             faults = []
             return
         }
-        // Nothing (an unset variable in a script, a stray comma) is not `none`: say what is meant.
-        guard !text.isEmpty, !text.split(separator: ",", omittingEmptySubsequences: false).contains(where: \.isEmpty)
-        else {
-            throw SimulationError.invalidScenario(
-                reason: "\"\(text)\" names no fault; give `none`, `all`, or fault names separated by commas")
-        }
         var kinds = Set<FaultKind>()
-        for name in text.split(separator: ",") {
+        for name in text.split(separator: ",", omittingEmptySubsequences: false) {
+            // Nothing (an unset variable in a script, a stray comma) is not `none`: say what is meant.
+            guard !name.isEmpty else {
+                throw SimulationError.invalidScenario(
+                    reason: "\"\(text)\" names no fault; give `none`, `all`, or fault names separated by commas")
+            }
             guard let kind = FaultKind(rawValue: String(name)) else {
                 let known = FaultKind.allCases.map(\.rawValue).joined(separator: ", ")
                 throw SimulationError.invalidScenario(reason: "unknown fault \"\(name)\"; known: \(known)")

@@ -142,11 +142,11 @@ extension SimulationReport {
     private static func hex(
         _ text: String, key: CodingKeys, in container: KeyedDecodingContainer<CodingKeys>
     ) throws -> UInt64 {
-        guard text.utf8.count == 16, let value = UInt64(text, radix: 16) else {
+        guard let digest = StateDigest(hex: text) else {
             throw DecodingError.dataCorruptedError(
                 forKey: key, in: container, debugDescription: "\(text) is not sixteen hex digits")
         }
-        return value
+        return digest.rawValue
     }
 }
 

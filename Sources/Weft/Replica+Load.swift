@@ -47,7 +47,7 @@ extension Replica {
                         + "is missing or damaged")
             }
             engine.capturesChanges = true
-            let stored = try storedTreeIfItMayDiffer(read, from: engine)
+            let stored = try storedTreeIfItMayDiffer(read)
             install(engine, loaded: read, registrationsKnown: functions.known, stored: stored)
         } catch {
             failure = WeftError.wrapping(error)
@@ -113,7 +113,7 @@ extension Replica {
     /// when it was stored applies now that the options register it (or the reverse, for a function
     /// registered at run time only). Reads during the load came from the file, so subscribers started
     /// then hold the stored tree and must hear how the load changed it. Nil when the log holds no call.
-    private func storedTreeIfItMayDiffer(_ read: Loaded, from engine: MergeEngine) throws -> Value? {
+    private func storedTreeIfItMayDiffer(_ read: Loaded) throws -> Value? {
         let holdsCall = read.ops.contains { if case .call = $0.kind { true } else { false } }
         guard holdsCall else { return nil }
         return try read.tree ?? store.readTree(at: .root)

@@ -6,17 +6,13 @@ extension MergeEngine {
         VersionVector(origins.mapValues { $0.contiguous })
     }
 
-    /// The ops whose effect the state holds: ``versionVector`` with each origin cut before its first op
-    /// still waiting for a function. A transaction records it as what its closure read: a waiting call
-    /// is known but not in the value, so a transaction recorded as having seen it would overwrite it,
-    /// unseen, once it applies.
-    public var appliedVersionVector: VersionVector { appliedVersionVector(for: .root) }
-
     /// The read record of a transaction at `path`: ``versionVector`` with each origin cut before its
     /// first op still waiting for a function at a path related to `path` (an ancestor, itself or a
-    /// descendant). A waiting call elsewhere never writes the transaction's subtree, so it and the later
-    /// ops of its origin count as seen: cut there, every later write of that origin to the node would
-    /// make the transaction stale until the function came.
+    /// descendant). A waiting call there is known but not in the value read, so a transaction recorded
+    /// as having seen it would overwrite it, unseen, once it applies. A waiting call elsewhere never
+    /// writes the transaction's subtree, so it and the later ops of its origin count as seen: cut there,
+    /// every later write of that origin to the node would make the transaction stale until the function
+    /// came.
     public func appliedVersionVector(for path: Path) -> VersionVector {
         guard !waiting.isEmpty else { return versionVector }
         var entries = origins.mapValues { $0.contiguous }

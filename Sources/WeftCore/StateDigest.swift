@@ -24,6 +24,12 @@ public struct StateDigest: Sendable, Hashable, CustomStringConvertible {
         let hex = String(rawValue, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
+
+    /// Parses ``description``'s form: exactly sixteen hex digits; nil otherwise.
+    public init?(hex: String) {
+        guard hex.utf8.count == 16, let raw = UInt64(hex, radix: 16) else { return nil }
+        self.init(rawValue: raw)
+    }
 }
 
 /// 64-bit FNV-1a, fed with a canonical walk of values.
