@@ -67,9 +67,12 @@ extension Replica {
     /// Registers a deterministic function for `call` ops; ops that were waiting for it apply now.
     ///
     /// ```swift
-    /// replica.register(name: "transfer", version: 1, Workload.transfer)
+    /// try replica.register(name: "transfer", version: 1, Workload.transfer)
     /// ```
-    public func register(name: String, version: UInt32, _ function: @escaping FunctionRegistry.Function) {
+    /// - Throws: `WeftError` with code `invalidValue` for a name no `call` op can carry (empty, or longer
+    ///   than `CoreLimits.functionNameBytesMax` bytes).
+    public func register(name: String, version: UInt32, _ function: @escaping FunctionRegistry.Function) throws {
+        try ReplicaAccess.checkFunctionName(name)
         condition.lock()
         defer { condition.unlock() }
         registrations.append(Registration(name: name, version: version, function: function))

@@ -25,8 +25,8 @@ protocol ReplicaBackend: AnyObject, Sendable {
     /// A fresh push id for a child created without a write (`createChild()`); it sorts after every
     /// push id this replica made before.
     func reservePushKey(at time: WeftTime) throws -> String
-    /// Registers a deterministic function for `call` ops.
-    func register(name: String, version: UInt32, _ function: @escaping FunctionRegistry.Function)
+    /// Registers a deterministic function for `call` ops; refuses a name no `call` op can carry.
+    func register(name: String, version: UInt32, _ function: @escaping FunctionRegistry.Function) throws
     /// Calls `listener` after every change of the state (local writes and merged remote ops), on the
     /// replica's notification queue, in order.
     func addChangeListener(_ listener: @escaping @Sendable (ChangeBatch) -> Void) -> ChangeListenerToken

@@ -94,7 +94,7 @@ import WeftCore
         let result = try await node.runTransaction { .set(.int(($0.intValue ?? 0) + 1)) }
         #expect(result.isCommitted)
         let receipt = try #require(result.receipt)
-        replica.register(name: "addTen", version: 1) { value, _ in value.intValue.map { .int($0 + 10) } }
+        try replica.register(name: "addTen", version: 1) { value, _ in value.intValue.map { .int($0 + 10) } }
         // The call applies at its place, before the transaction, which had not seen it: rejected.
         #expect(try await node.value() == 11)
         guard case .rejected(.staleRead) = receipt.status else {
@@ -120,7 +120,7 @@ import WeftCore
         #expect(result.isCommitted)
         #expect(result.attempts == 1)
         let receipt = try #require(result.receipt)
-        replica.register(name: "addTen", version: 1) { value, _ in .int((value.intValue ?? 0) + 10) }
+        try replica.register(name: "addTen", version: 1) { value, _ in .int((value.intValue ?? 0) + 10) }
         #expect(try await m.value() == 6)
         #expect(try await replica.root.at("n").value() == 10)
         #expect(receipt.status >= .durable)

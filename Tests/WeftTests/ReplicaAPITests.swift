@@ -176,7 +176,7 @@ import WeftCore
     @Test func registeredFunctionsAreCalledOnTheReplica() async throws {
         let fixture = try ReplicaFixture(.memory)
         let replica = fixture.replica
-        replica.register(name: "withdraw", version: 1) { balance, amount in
+        try replica.register(name: "withdraw", version: 1) { balance, amount in
             guard let cents = balance.intValue, let take = amount.intValue, cents >= take else { return nil }
             return .int(cents - take)
         }
@@ -189,10 +189,23 @@ import WeftCore
         await fixture.finish()
     }
 
+    @Test func aFunctionNameNoCallCanCarryIsRefusedAtRegistration() async throws {
+        // Registration took any name, and the refusal came only at the first call.
+        let fixture = try ReplicaFixture(.memory)
+        let replica = fixture.replica
+        let tooLong = String(repeating: "f", count: CoreLimits.functionNameBytesMax + 1)
+        for name in ["", tooLong] {
+            let code = await weftErrorCode { try replica.register(name: name, version: 1) { value, _ in value } }
+            #expect(code == .invalidValue)
+            #expect(!replica.isRegistered(name: name, version: 1))
+        }
+        await fixture.finish()
+    }
+
     @Test func aFunctionReturningAnInfiniteNumberIsRejectedAndTheFileStillOpens() async throws {
         // The infinite number went into the tree and the file: the replica then could not load it.
         let fixture = try ReplicaFixture(.sqlite)
-        fixture.replica.register(name: "explode", version: 1) { _, _ in .double(.infinity) }
+        try fixture.replica.register(name: "explode", version: 1) { _, _ in .double(.infinity) }
         let node = try fixture.replica.root.at("n")
         try await node.set(1)
         #expect(await weftErrorCode { try await node.call("explode") } == .rejected)

@@ -118,7 +118,7 @@ import WeftStore
         if kind == .sqlite {
             try await fixture.reopen()
         }
-        fixture.replica.register(name: "double", version: 1, double)
+        try fixture.replica.register(name: "double", version: 1, double)
         var registry = FunctionRegistry()
         registry.register(name: "double", version: 1, double)
         #expect(fixture.replica.snapshot() == ReferenceFold.fold(ops, registry: registry).state)

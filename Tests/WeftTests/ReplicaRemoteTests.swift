@@ -291,7 +291,7 @@ import WeftStore
         let report = try replica.applyRemote([op])
         #expect(report.outcomes[op.stamp] == .waiting)
         try replica.submit(path: Sample.path("/n"), kind: .set(.int(21)))
-        replica.register(name: "double", version: 2) { value, _ in
+        try replica.register(name: "double", version: 2) { value, _ in
             guard case .int(let number) = value else { return nil }
             return .int(number * 2)
         }

@@ -164,7 +164,7 @@ import WeftStore
         // The reverse: a function registered at run time only is unknown to the load, the call waits,
         // and the value read from the file no longer holds.
         let fixture = try ReplicaFixture(.sqlite) { $0.functions = FunctionRegistry() }
-        fixture.replica.register(name: "transfer", version: 1, Workload.transfer)
+        try fixture.replica.register(name: "transfer", version: 1, Workload.transfer)
         try fixture.replica.submit(path: Sample.path("/accounts/a"), kind: .set(.int(10)))
         let transfer = FunctionCall(name: "transfer", version: 1, arguments: ["from": "a", "to": "b", "amount": 3])
         try fixture.replica.applyRemote([
@@ -174,7 +174,7 @@ import WeftStore
         let (replica, events, token) = try await Self.subscribeDuringTheLoad(fixture, at: "/accounts")
         #expect(replica.value(at: Sample.path("/accounts")) == ["a": 10])
         #expect(await events.wait(for: 2).map(\.value) == [["a": 7, "b": 3], ["a": 10]])
-        replica.register(name: "transfer", version: 1, Workload.transfer)
+        try replica.register(name: "transfer", version: 1, Workload.transfer)
         #expect(await events.wait(for: 3).map(\.value).last == ["a": 7, "b": 3])
         token.invalidate()
         await replica.shutdown()

@@ -149,7 +149,7 @@ extension DataNode {
     /// function keeps (no balance below zero) hold in the converged state.
     ///
     /// ```swift
-    /// replica.register(name: "withdraw", version: 1) { balance, amount in
+    /// try replica.register(name: "withdraw", version: 1) { balance, amount in
     ///     guard case .int(let cents) = balance, case .int(let take) = amount, cents >= take else { return nil }
     ///     return .int(cents - take)
     /// }

@@ -52,7 +52,7 @@ struct ReplicaAccess: Sendable {
     /// - Throws: `WeftError` with code `invalidValue` for an empty or too long name.
     func register(name: String, version: UInt32, _ function: @escaping FunctionRegistry.Function) throws {
         try Self.checkFunctionName(name)
-        backend.register(name: name, version: version, function)
+        try backend.register(name: name, version: version, function)
     }
 
     /// True when this replica can run the function: a call of it applies here rather than waiting.
