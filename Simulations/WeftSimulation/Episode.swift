@@ -23,7 +23,7 @@ public struct Episode: Codable, Sendable, Hashable {
     /// Tick at which the fault is lifted.
     public var endTick: UInt64 { startTick + durationTicks }
 
-    func validate(replicaCount: Int, ticksFault: UInt64) throws {
+    func validate(replicaCount: Int, ticksFault: UInt64, topology: Topology) throws {
         guard startTick < ticksFault, durationTicks <= SimulationLimits.ticksFaultMax else {
             throw SimulationError.invalidScenario(reason: "episode at tick \(startTick) is outside the fault phase")
         }
@@ -34,6 +34,9 @@ public struct Episode: Codable, Sendable, Hashable {
         case .partition(let side, _):
             guard !side.isEmpty, side.count < replicaCount else {
                 throw SimulationError.invalidScenario(reason: "a partition needs replicas on both sides")
+            }
+            guard Set(side).count == side.count else {
+                throw SimulationError.invalidScenario(reason: "a partition names each replica once")
             }
         case .clog(let from, let to):
             guard from != to else { throw SimulationError.invalidScenario(reason: "a clog joins two replicas") }
@@ -46,7 +49,15 @@ public struct Episode: Codable, Sendable, Hashable {
                 throw SimulationError.invalidScenario(
                     reason: "a clock may run 1...\(SimulationLimits.beyondDriftMillisMax) ms beyond the drift limit")
             }
-        case .isolate, .crash: break
+        case .crash(let replica, let hub):
+            guard hub else { break }
+            guard topology == .hub else {
+                throw SimulationError.invalidScenario(reason: "a hub crash needs the hub topology")
+            }
+            guard replica == Scenario.hubIndex else {
+                throw SimulationError.invalidScenario(reason: "a hub crash names the hub, r\(Scenario.hubIndex)")
+            }
+        case .isolate: break
         }
     }
 }

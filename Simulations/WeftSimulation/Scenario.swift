@@ -82,7 +82,9 @@ public struct Scenario: Codable, Sendable, Hashable {
         try network.validate()
         try sessions.validate()
         for profile in replicas { try profile.validate() }
-        for episode in episodes { try episode.validate(replicaCount: replicaCount, ticksFault: ticksFault) }
+        for episode in episodes {
+            try episode.validate(replicaCount: replicaCount, ticksFault: ticksFault, topology: topology)
+        }
         if let lateJoiner {
             try require(topology == .hub, "a late joiner needs the hub topology")
             try require(

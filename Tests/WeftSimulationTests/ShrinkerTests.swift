@@ -140,6 +140,30 @@ import WeftCore
         }
     }
 
+    /// A hand-edited schedule could name a hub crash of a replica that is no hub (counted and described
+    /// as a hub crash), or one replica twice on a partition's side.
+    @Test func anEpisodeThatContradictsTheTopologyOrRepeatsAReplicaIsRefused() {
+        var scenario = Scenario.draw(seed: 4, options: ScenarioOptions())
+        scenario.replicaCount = 4
+        scenario.workloadWriters = max(scenario.workloadWriters, 4)
+        scenario.replicas = Array(repeating: scenario.replicas[0], count: 4)
+        scenario.lateJoiner = nil
+        let cases: [(Topology, Fault, String)] = [
+            (.hub, .crash(replica: 2, hub: true), "a hub crash names the hub, r\(Scenario.hubIndex)"),
+            (.mesh, .crash(replica: 0, hub: true), "a hub crash needs the hub topology"),
+            (.hub, .partition(side: [1, 1], symmetric: true), "a partition names each replica once"),
+        ]
+        for (topology, fault, reason) in cases {
+            var broken = scenario
+            broken.topology = topology
+            broken.episodes = [Episode(startTick: 1, durationTicks: 5, fault: fault)]
+            #expect(throws: SimulationError.invalidScenario(reason: reason)) { try broken.validate() }
+        }
+        scenario.topology = .hub
+        scenario.episodes = [Episode(startTick: 1, durationTicks: 5, fault: .crash(replica: 0, hub: true))]
+        #expect(throws: Never.self) { try scenario.validate() }
+    }
+
     @Test func droppingTheLastReplicaRewritesTheEpisodesThatNamedIt() {
         var scenario = Scenario.draw(seed: 4, options: ScenarioOptions())
         scenario.replicaCount = 4
