@@ -42,12 +42,8 @@ struct ReplayCommand: ParsableCommand {
     }
 
     func run() throws {
-        let schedule: ScheduleFile
-        do {
-            schedule = try ScheduleFile.read(from: file)
-        } catch {
-            throw ValidationError("\(error)")
-        }
+        // Not a ValidationError: the arguments were right, and usage would point at the wrong help.
+        let schedule = try ScheduleFile.read(from: file)
         let simulation = Simulation(scenario: schedule.scenario)
         simulation.recordsOps = printOps
         let report = simulation.run()

@@ -121,4 +121,16 @@ import Testing
         let message = String(describing: try #require(error))
         for name in names { #expect(message.contains(name), "\(message)") }
     }
+
+    /// A missing or unreadable schedule is not a usage mistake: the error was followed by the top-level
+    /// usage ("weft-sim <subcommand>") and exit status 64, which sent the reader to the wrong help.
+    @Test func aScheduleThatCannotBeReadIsAPlainErrorWithoutUsage() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "weft-sim-missing-\(UUID().uuidString).json"
+        ).path
+        let result = try Self.run(["replay", path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("cannot read schedule \(path): no such file"), "\(result.stderr)")
+        #expect(!result.stderr.contains("Usage:"), "\(result.stderr)")
+    }
 }
