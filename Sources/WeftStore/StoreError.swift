@@ -44,20 +44,25 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .notADatabase(path): return "\(path) is not a database file"
-        case let .foreignDatabase(path, reason): return "\(path) is not a Weft database: \(reason)"
+        case let .notADatabase(path):
+            return "\(path) is not a database file; give the path of a Weft database, or a new path to create one"
+        case let .foreignDatabase(path, reason):
+            return "\(path) is not a Weft database: \(reason); give Weft a file of its own (a new path creates one)"
         case let .newerSchema(path, found, supported):
             return "\(path) has schema version \(found), newer than the version \(supported) this Weft supports; "
                 + "upgrade Weft to open it"
-        case let .readOnlyLocation(path, reason): return "\(path) is in a read-only location: \(reason)"
+        case let .readOnlyLocation(path, reason):
+            return "\(path) is in a read-only location: \(reason); make it writable or choose a writable location"
         case let .cannotOpen(path, reason): return "cannot open \(path): \(reason)"
         case let .inUse(path, pid):
             let who = pid.map { "another process (pid \($0))" } ?? "another process"
-            return "database \(path) is in use by \(who)"
-        case let .diskFull(path, operation): return "disk full while \(operation) in \(path); nothing was written"
+            return "database \(path) is in use by \(who); stop it, or open another file"
+        case let .diskFull(path, operation):
+            return "disk full while \(operation) in \(path); nothing was written: free some space and try again"
         case let .corruptOp(stamp, reason):
-            return "stored op \(stamp.map { $0.text } ?? "with a malformed stamp") is corrupt: \(reason)"
-        case let .corrupt(path, reason): return "\(path) is corrupt: \(reason)"
+            return "stored op \(stamp.map { $0.text } ?? "with a malformed stamp") is corrupt: \(reason); "
+                + Self.whatToDoWithDamage
+        case let .corrupt(path, reason): return "\(path) is corrupt: \(reason); \(Self.whatToDoWithDamage)"
         case let .copiedDatabase(path, reason):
             return "\(path) is a copy of another replica's database (\(reason)); reidentify it with a new replica id "
                 + "before it syncs"
@@ -67,8 +72,13 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case let .opBelowFrontier(stamp, frontier):
             return "op \(stamp.text) is at or below the stable frontier \(frontier.text); it arrived too late"
         case let .closed(path): return "store \(path) is closed"
-        case let .busy(path): return "database \(path) stayed locked by another connection"
+        case let .busy(path): return "database \(path) stayed locked by another connection; try again later"
         case let .io(path, operation, message): return "\(operation) failed in \(path): \(message)"
         }
     }
+
+    /// What a damaged file's owner can do: the store rewrites nothing itself.
+    static let whatToDoWithDamage =
+        "restore the file from a backup as a new file (see \"Identity\" in Docs/STORAGE.md), or move it aside "
+        + "and start on a new one, which peers fill with what they hold"
 }

@@ -73,7 +73,9 @@ import WeftStore
         #expect(await eventually(timeoutSeconds: 30) { child.isReady })
         let error = #expect(throws: WeftError.self) { try Replica.open(at: path) }
         #expect(error?.code == .databaseInUse)
-        #expect(error?.message == "database \(path) is in use by another process (pid \(child.pid))")
+        #expect(
+            error?.message
+                == "database \(path) is in use by another process (pid \(child.pid)); stop it, or open another file")
         _ = child.kill()
         let replica = try Replica.open(at: path)
         await replica.shutdown()

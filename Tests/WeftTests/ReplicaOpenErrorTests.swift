@@ -19,7 +19,9 @@ import WeftStore
         try Data(String(repeating: "not a database\n", count: 400).utf8).write(to: URL(fileURLWithPath: path))
         let error = openError(path)
         #expect(error?.code == .notAWeftDatabase)
-        #expect(error?.message == "\(path) is not a database file")
+        #expect(
+            error?.message
+                == "\(path) is not a database file; give the path of a Weft database, or a new path to create one")
     }
 
     @Test func anotherApplicationsDatabaseIsRefusedAndLeftAlone() throws {
@@ -180,7 +182,7 @@ import WeftStore
         }
         #expect(
             WeftError(StoreError.inUse(path: "/x", pid: 123)).message
-                == "database /x is in use by another process (pid 123)")
+                == "database /x is in use by another process (pid 123); stop it, or open another file")
         #expect(WeftError.wrapping(CoreError.clockExhausted).code == .clockRefused)
     }
 }

@@ -271,8 +271,9 @@ import WeftStore
         #expect(error?.code == .storage)
         #expect(
             error?.message
-                == "\(fixture.databasePath) is corrupt: its log holds this replica's ops up to 3, but op 2 is missing or damaged"
-        )
+                == "\(fixture.databasePath) is corrupt: its log holds this replica's ops up to 3, but op 2 is missing or "
+                + "damaged; restore the file from a backup as a new file (see \"Identity\" in Docs/STORAGE.md), or move "
+                + "it aside and start on a new one, which peers fill with what they hold")
         let write = #expect(throws: WeftError.self) {
             try fixture.replica.submit(path: Sample.path("/a"), kind: .set(.int(4)))
         }
