@@ -33,7 +33,9 @@ public final class Listener: @unchecked Sendable {
     public var address: String { SocketAddress.describe(host: host, port: port) }
     /// Accepted connections that have not closed yet.
     public private(set) var connectionCount = 0
-    /// Most live accepted connections; beyond it new ones are closed at once.
+    /// Most live accepted connections; beyond it new ones are closed at once (and logged). It is the
+    /// limit asked for, lowered to what the process's open-file limit leaves room for
+    /// (``OpenFileLimit/connectionsAllowed(wanted:)``): past that, libuv would close them unseen.
     public let connectionsMax: Int
     /// Whether the socket still accepts connections.
     public private(set) var isListening = true
@@ -56,7 +58,7 @@ public final class Listener: @unchecked Sendable {
         self.loop = loop
         self.host = host
         self.port = port
-        self.connectionsMax = connectionsMax
+        self.connectionsMax = OpenFileLimit.connectionsAllowed(wanted: connectionsMax)
         self.onAccept = onAccept
         handle = .allocate(capacity: 1)
         let initStatus = uv_tcp_init(loop.uvLoop, handle)
@@ -71,6 +73,14 @@ public final class Listener: @unchecked Sendable {
         } catch {
             close()
             throw error
+        }
+        if self.connectionsMax < connectionsMax, let soft = OpenFileLimit.soft {
+            loop.logger.warning(
+                "the open-file limit leaves room for fewer connections than wanted; raise it (ulimit -n) for more",
+                metadata: [
+                    "listener": "\(self.address)", "openFiles": "\(soft)",
+                    "connections": "\(self.connectionsMax)", "wanted": "\(connectionsMax)",
+                ])
         }
     }
 

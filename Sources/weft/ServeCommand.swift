@@ -140,6 +140,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         do {
             let (host, port) = try HostPort.parse(listen, option: "--listen")
+            // Each connection holds a descriptor: the usual soft limit (1024) is below the connections a
+            // daemon accepts, and the hard one is what the administrator allows.
+            if let raised = OpenFileLimit.raiseToHard() {
+                logger.info("raised the open-file limit", metadata: ["from": "\(raised.from)", "to": "\(raised.to)"])
+            }
             let bound = try await driver.listen(on: host, port: port)
             // One line on stdout so scripts and tests can learn the port chosen for port 0.
             FileHandle.standardOutput.write(

@@ -201,6 +201,45 @@ import Testing
         #expect(try Self.client(restarted, name: "hub", ["get", "/kept"]).stdout == "1")
     }
 
+    /// At the open-file limit libuv accepts and closes connections without a word: with `ulimit -n 200`
+    /// a daemon silently dropped every connection past about 185, and nothing said why.
+    @Test func aDaemonAtItsOpenFileLimitRefusesConnectionsAndSaysSo() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let tokens = try Self.tokens(scratch, names: ["hub"])
+        let hub = try Daemon(
+            database: scratch.file("hub.sqlite"), tokens: tokens, name: "hub", openFiles: (200, 200))
+        defer { hub.stop() }
+        #expect(hub.log.contains("the open-file limit leaves room for fewer connections"), "\(hub.log)")
+        let sockets = (0..<250).compactMap { _ in RawSocket.connect(port: hub.port) }
+        #expect(sockets.count > 200, "the connections reached the daemon")
+        try eventually("the refusals to be logged", seconds: 10) {
+            hub.log.contains("refusing connection: too many open")
+        }
+        #expect(hub.log.contains("limit=\(200 - 128)"), "\(hub.log)")
+        for socket in sockets { close(socket) }
+        try eventually("a client to be served again", seconds: 20) {
+            try Self.client(hub, name: "hub", ["set", "/still", "1"]).status == 0
+        }
+    }
+
+    /// The usual soft limit (1024) leaves a daemon fewer descriptors than the connections it accepts.
+    @Test func aDaemonRaisesItsSoftOpenFileLimitToTheHardOne() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        var limit = rlimit()
+        #expect(getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0)
+        let hard = Int(min(limit.rlim_max, 4_096))
+        let tokens = try Self.tokens(scratch, names: ["hub"])
+        let hub = try Daemon(
+            database: scratch.file("hub.sqlite"), tokens: tokens, name: "hub", openFiles: (256, hard))
+        defer { hub.stop() }
+        let limits = try String(contentsOfFile: "/proc/\(hub.process.processIdentifier)/limits", encoding: .utf8)
+        let line = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }
+        let numbers = line.map { $0.split(separator: " ").compactMap { Int($0) } }
+        #expect(numbers == [hard, hard], "\(line ?? "no line")")
+    }
+
     /// A `--db` whose directory cannot be made is one critical line naming the directory and why; it was
     /// Foundation's error dumped whole (`Error Domain=NSCocoaErrorDomain Code=512 "(null)" UserInfo=…`).
     @Test func aDatabaseDirectoryThatCannotBeMadeIsReportedPlainly() throws {

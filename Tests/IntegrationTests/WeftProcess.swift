@@ -65,10 +65,11 @@ final class Daemon {
 
     /// Starts `weft serve` and waits (at most `seconds`) for its `listening HOST:PORT` line. With
     /// `fileBlocksMax`, the daemon may not write files beyond that many 512-byte blocks (`ulimit -f`): its
-    /// disk fails as a full one does.
+    /// disk fails as a full one does. With `openFiles`, it starts with that soft and hard limit of open
+    /// files (`ulimit -S -n`, `ulimit -H -n`).
     init(
         database: String, port: Int = 0, peers: [Int] = [], tokens: String, name: String, options: [String] = [],
-        fileBlocksMax: Int? = nil, seconds: Double = 20
+        fileBlocksMax: Int? = nil, openFiles: (soft: Int, hard: Int)? = nil, seconds: Double = 20
     ) throws {
         self.database = database
         logPath = database + ".\(name).log"
@@ -76,10 +77,15 @@ final class Daemon {
             "serve", "--db", database, "--listen", "127.0.0.1:\(port)", "--tokens", tokens, "--name", name,
         ]
         for peer in peers { arguments += ["--peer", "127.0.0.1:\(peer)"] }
+        var limits: [String] = []
         if let fileBlocksMax {
             // SIGXFSZ stays ignored across exec, so a write past the limit fails instead of killing.
+            limits += ["trap '' XFSZ", "ulimit -f \(fileBlocksMax)"]
+        }
+        if let openFiles { limits += ["ulimit -S -n \(openFiles.soft)", "ulimit -H -n \(openFiles.hard)"] }
+        if !limits.isEmpty {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            let script = "trap '' XFSZ; ulimit -f \(fileBlocksMax); exec \"$0\" \"$@\""
+            let script = (limits + ["exec \"$0\" \"$@\""]).joined(separator: "; ")
             process.arguments = ["-c", script, try WeftBinary.url().path] + arguments + options
         } else {
             process.executableURL = try WeftBinary.url()
@@ -162,4 +168,29 @@ func eventually(_ what: String, seconds: Double = 20, _ condition: () throws -> 
     }
     if try condition() { return }
     throw WeftBinary.Failure(description: "timed out after \(seconds) s waiting for \(what)")
+}
+
+/// Plain TCP connections that say nothing, to fill a daemon's connection slots.
+enum RawSocket {
+    /// A socket connected to 127.0.0.1:`port` (at most 2 s), or nil.
+    static func connect(port: Int) -> Int32? {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { return nil }
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard status == 0 else {
+            close(socket)
+            return nil
+        }
+        return socket
+    }
 }
