@@ -94,6 +94,78 @@ import WeftCore
         await hub.shutdown()
     }
 
+    /// A second `shutdown()` made while the first one is stopping sync waits for sync to stop too: it
+    /// returned at once, with the session still open and the status still connected. The first
+    /// shutdown is held on the loop thread by a log handler that blocks there.
+    @Test func aSecondShutdownWaitsUntilTheFirstStoppedSync() async throws {
+        let hub = Replica.inMemory()
+        let phone = Replica.inMemory()
+        let gate = LoopGate()
+        var options = ReplicaSyncOptions()
+        options.logger = Logger(label: "weft.sync.test") { _ in GateHandler(gate: gate) }
+        try phone.configureSync(options)
+        let port = try await hub.listen(on: "127.0.0.1:0", token: Self.secret)
+        try await phone.connect(to: "127.0.0.1:\(port)", token: Self.secret)
+        try await SyncFixture.wait("connected") { phone.syncStatus.connectedCount == 1 }
+
+        gate.arm()
+        let first = Task { await phone.shutdown() }
+        try await SyncFixture.wait("the first shutdown to hold the loop") { gate.isHolding }
+        let second = Task {
+            await phone.shutdown()
+            return (gate.wasReleased, phone.syncStatus.connectedCount)
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        gate.release()
+        let (released, connected) = await second.value
+        await first.value
+        #expect(released, "the second shutdown returned while sync was still stopping")
+        #expect(connected == 0)
+        await hub.shutdown()
+    }
+
+    /// Holds the thread that logs once armed, until released (at most 10 s).
+    final class LoopGate: @unchecked Sendable {
+        private let lock = NSLock()
+        private var armed = false
+        private var holding = false
+        private var released = false
+        private let semaphore = DispatchSemaphore(value: 0)
+
+        func arm() { lock.withLock { armed = true } }
+
+        func holdIfArmed() {
+            let hold = lock.withLock {
+                guard armed, !holding else { return false }
+                holding = true
+                return true
+            }
+            if hold { _ = semaphore.wait(timeout: .now() + 10) }
+        }
+
+        func release() {
+            lock.withLock { released = true }
+            semaphore.signal()
+        }
+
+        var isHolding: Bool { lock.withLock { holding } }
+        var wasReleased: Bool { lock.withLock { released } }
+    }
+
+    /// A log handler that holds the logging thread at the first line once its gate is armed.
+    struct GateHandler: LogHandler {
+        let gate: LoopGate
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) { gate.holdIfArmed() }
+    }
+
     /// What a status publisher delivered, from any thread.
     final class StatusLog: @unchecked Sendable {
         private let lock = NSLock()

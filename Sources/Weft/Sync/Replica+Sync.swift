@@ -144,6 +144,8 @@ final class _ReplicaSyncLink: @unchecked Sendable {
     private var options = ReplicaSyncOptions()
     private var driver: SyncDriver?
     private var isStopped = false
+    /// The stop under way or done, once ``stop()`` was called.
+    private var stopping: Task<Void, Never>?
     private var latest = SyncDriverStatus(listeningAddress: nil, peers: [])
     private var observers: [Int: AsyncStream<SyncDriverStatus>.Continuation] = [:]
     private var nextObserver = 0
@@ -214,13 +216,23 @@ final class _ReplicaSyncLink: @unchecked Sendable {
     }
 
     /// Shuts the driver down (which lets go of the replica it holds) and ends every status sequence.
+    /// A call made while another stops sync waits for that one, so that every `shutdown()` returns with
+    /// sync stopped.
     func stop() async {
-        let stopping = lock.withLock { () -> SyncDriver? in
+        let task = lock.withLock { () -> Task<Void, Never> in
+            if let stopping { return stopping }
             isStopped = true
-            defer { driver = nil }
-            return driver
+            let running = driver
+            driver = nil
+            let made = Task { await self.finishStopping(running) }
+            stopping = made
+            return made
         }
-        if let stopping { await stopping.shutdown() }
+        await task.value
+    }
+
+    private func finishStopping(_ running: SyncDriver?) async {
+        if let running { await running.shutdown() }
         let continuations = lock.withLock { () -> [AsyncStream<SyncDriverStatus>.Continuation] in
             defer { observers = [:] }
             return Array(observers.values)
