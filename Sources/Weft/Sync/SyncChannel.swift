@@ -122,6 +122,9 @@ final class _OutboundPeer {
     var reconnector: Reconnector?
     var status: SyncPeerStatus
     weak var channel: _SyncChannel?
+    /// The replicating member last connected at this address: what it acknowledged (in the driver's
+    /// book) tells its backlog while it is out of reach.
+    var member: ReplicaID?
 
     init(address: String, token: AuthToken? = nil) {
         self.address = address

@@ -243,6 +243,9 @@ extension SyncDriver {
         channel.status.isConnected = status.phase == .connected
         channel.status.opsBehind = status.opsBehind
         if let error = status.error { channel.status.lastError = "\(error)" }
+        if status.phase == .connected, status.peerIsMember, let outbound = channel.outbound {
+            outbound.member = status.peer
+        }
         if becameConnected, let peer = status.peer, let role = status.peerRole, role != .client, status.peerIsMember {
             // Membership: every replica this one replicates with directly (see Docs/PROTOCOL.md).
             if role == .hub { acknowledgements.addHub(peer) } else { acknowledgements.addMember(peer) }

@@ -287,7 +287,15 @@ public final class SyncDriver: @unchecked Sendable {
 
     /// Recomputes the published status from the loop-confined state and tells the observers.
     func publishStatus() {
-        var peers = outboundPeers.map { $0.channel?.status ?? $0.status }
+        // A dialled peer out of reach keeps no session to count its backlog: the driver counts it, so
+        // that writes made offline show.
+        let isAnyAway = outboundPeers.contains { !($0.channel?.status ?? $0.status).isConnected }
+        let held = isAnyAway ? target.durableVersionVector : nil
+        var peers = outboundPeers.map { peer in
+            var status = peer.channel?.status ?? peer.status
+            if let held, !status.isConnected { status.opsBehind = backlog(of: peer, status: status, holding: held) }
+            return status
+        }
         for channel in channels.values where channel.outbound == nil {
             peers.append(channel.status)
         }
@@ -301,6 +309,24 @@ public final class SyncDriver: @unchecked Sendable {
             return statusObservers
         }
         for observer in observers { observer(status) }
+    }
+
+    /// The backlog of a dialled peer that is not connected: the ops held beyond what it acknowledged
+    /// (across sessions), or, for a peer not reached yet, this replica's own ops nobody acknowledged.
+    private func backlog(of peer: _OutboundPeer, status: SyncPeerStatus, holding held: VersionVector) -> UInt64 {
+        if let member = peer.member {
+            let acknowledged = acknowledgements.acknowledged[member] ?? VersionVector()
+            var total: UInt64 = 0
+            for (origin, sequence) in held.entries where sequence > acknowledged[origin] {
+                total += sequence - acknowledged[origin]
+            }
+            return total
+        }
+        // Reached, but not as a member: it is sent no ops, and the session's count stands.
+        guard status.sessionsEstablished == 0 else { return status.opsBehind }
+        let own = held[configuration.replica]
+        let acknowledged = target.acknowledgedOwnThrough
+        return own > acknowledged ? own - acknowledged : 0
     }
 
     // MARK: - Pumping local ops

@@ -22,7 +22,9 @@ public struct SyncPeerStatus: Sendable, Hashable {
     public var role: SyncRole?
     /// True while the session is authenticated and streaming.
     public var isConnected: Bool
-    /// Ops this replica holds that the peer has not acknowledged yet.
+    /// Ops this replica holds that the peer has not acknowledged yet. For a peer this replica dials that
+    /// is out of reach: every op held beyond what it last acknowledged, writes made meanwhile included
+    /// (for one not reached yet, this replica's own writes that no peer acknowledged).
     public var opsBehind: UInt64
     /// Sessions that reached the connected phase on this address (outbound: across reconnects).
     public var sessionsEstablished: Int

@@ -13,6 +13,8 @@ extension Replica: SyncTarget {
             opsKnown: versionVector.total, opsInLog: logOpCount, bytesOnDisk: path == nil ? nil : try? bytesOnDisk())
     }
 
+    var acknowledgedOwnThrough: UInt64 { condition.withLock { acknowledgedThrough } }
+
     var persistedMembers: [ReplicaID] {
         do {
             return try store.members()

@@ -38,6 +38,10 @@ protocol SyncTarget: AnyObject, Sendable {
     /// The replica's own ops covered by `vector` are acknowledged (a hub or enough peers hold them durably).
     func markAcknowledged(through vector: VersionVector)
 
+    /// The highest sequence of the replica's own ops known acknowledged (kept across restarts): the
+    /// backlog shown for a dialled peer not reached yet.
+    var acknowledgedOwnThrough: UInt64 { get }
+
     /// Every member holds the ops covered by `vector`; `known` is the highest sequence of each origin any
     /// replica is known to hold. The target derives a stamp frontier from them (see `Replica`).
     func markStable(covering vector: VersionVector, known: VersionVector)
@@ -88,6 +92,9 @@ public struct SyncLogStatus: Sendable, Hashable {
 extension SyncTarget {
     /// Ignores acknowledgements (a target without write receipts).
     func markAcknowledged(through vector: VersionVector) {}
+
+    /// Nothing acknowledged (a target without write receipts).
+    var acknowledgedOwnThrough: UInt64 { 0 }
 
     /// Ignores stability (a target that never compacts).
     func markStable(covering vector: VersionVector, known: VersionVector) {}

@@ -1,0 +1,75 @@
+import Foundation
+import Logging
+import Testing
+import WeftCore
+
+@testable import Weft
+
+/// The backlog a replica's sync status shows for a peer it dials (`opsBehind`) while that peer is out
+/// of reach: it showed the last connected session's count (or 0 for a peer never reached), so writes
+/// made offline, exactly those waiting to sync, did not show.
+@Suite(.timeLimit(.minutes(1)), .serialized) struct ReplicaSyncBacklogTests {
+    static let secret = "a long secret shared by both replicas"
+
+    static func quiet() -> ReplicaSyncOptions {
+        var options = ReplicaSyncOptions()
+        options.logger = Logger(label: "weft.sync.backlog.test", factory: SwiftLogNoOpLogHandler.init)
+        return options
+    }
+
+    static func file(_ name: String) throws -> String {
+        try TemporaryDirectory.make().appendingPathComponent("\(name).sqlite").path
+    }
+
+    @Test func writesMadeWhileTheHubIsAwayShowAsTheBacklogUntilItIsBack() async throws {
+        let hubPath = try Self.file("hub")
+        var hub = try Replica.open(at: hubPath)
+        try hub.configureSync(Self.quiet())
+        let port = try await hub.listen(on: "127.0.0.1:0", token: Self.secret)
+        let phone = try Replica.open(at: try Self.file("phone"))
+        try phone.configureSync(Self.quiet())
+        try await phone.connect(to: "127.0.0.1:\(port)", token: Self.secret)
+        try phone.submit(path: Sample.path("/before"), kind: .set(.int(0)))
+        try hub.submit(path: Sample.path("/hub"), kind: .set(.int(0)))
+        try await SyncFixture.wait("both caught up") {
+            phone.syncStatus.peers.first?.opsBehind == 0 && hub.value(at: Sample.path("/before")) == .int(0)
+                && phone.value(at: Sample.path("/hub")) == .int(0)
+        }
+
+        await hub.shutdown()
+        try await SyncFixture.wait("the phone to see the hub go") { phone.syncStatus.connectedCount == 0 }
+        for index in 0..<20 {
+            try phone.submit(path: Sample.path("/offline/\(index)"), kind: .set(.int(Int64(index))))
+        }
+        try await SyncFixture.wait("the offline writes in the backlog") {
+            phone.syncStatus.peers.first?.opsBehind == 20
+        }
+
+        hub = try Replica.open(at: hubPath)
+        try hub.configureSync(Self.quiet())
+        try await hub.listen(on: "127.0.0.1:\(port)", token: Self.secret)
+        try await SyncFixture.wait("the backlog sent", within: 20_000) {
+            phone.syncStatus.connectedCount == 1 && phone.syncStatus.peers.first?.opsBehind == 0
+                && hub.value(at: Sample.path("/offline/19")) == .int(19)
+        }
+        await phone.shutdown()
+        await hub.shutdown()
+    }
+
+    @Test func aHubNeverReachedIsBehindByTheWritesNobodyAcknowledged() async throws {
+        let hub = Replica.inMemory()
+        try hub.configureSync(Self.quiet())
+        let port = try await hub.listen(on: "127.0.0.1:0", token: Self.secret)
+        let phone = Replica.inMemory()
+        try phone.configureSync(Self.quiet())
+        for index in 0..<5 { try phone.submit(path: Sample.path("/w/\(index)"), kind: .set(.int(Int64(index)))) }
+        try await phone.connect(to: "127.0.0.1:\(port)", token: "another secret of enough length")
+        try await SyncFixture.wait("the refusal") { phone.syncStatus.peers.first?.lastError != nil }
+        try await SyncFixture.wait("the five writes in the backlog") {
+            phone.syncStatus.peers.first?.opsBehind == 5
+        }
+        #expect(phone.syncStatus.connectedCount == 0)
+        await phone.shutdown()
+        await hub.shutdown()
+    }
+}
