@@ -177,6 +177,9 @@ public struct SyncSession: Sendable {
         } catch {
             fail(error, outbox: &outbox)
         }
+        // The peer's backlog grew by these ops: the status says so now, not at the peer's next frame
+        // (a peer that reads slowly, or not at all, may send none for a long while).
+        reportIfChanged(source: source, outbox: &outbox)
         return finish(&outbox, now: now)
     }
 

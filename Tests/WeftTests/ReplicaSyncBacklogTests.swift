@@ -1,3 +1,8 @@
+#if canImport(Combine)
+    import Combine
+#else
+    import OpenCombine
+#endif
 import Foundation
 import Logging
 import Testing
@@ -52,6 +57,38 @@ import WeftCore
             phone.syncStatus.connectedCount == 1 && phone.syncStatus.peers.first?.opsBehind == 0
                 && hub.value(at: Sample.path("/offline/19")) == .int(19)
         }
+        await phone.shutdown()
+        await hub.shutdown()
+    }
+
+    /// While connected, the count moved only when the peer sent something (an ack, a ping): writes made
+    /// to a peer that reads slowly, or not at all, did not show. The hub is held here: its loop blocks
+    /// in a status subscriber, so it acknowledges nothing.
+    @Test func writesAPeerHasNotAcknowledgedShowWhileItIsConnected() async throws {
+        let hub = Replica.inMemory()
+        try hub.configureSync(Self.quiet())
+        let port = try await hub.listen(on: "127.0.0.1:0", token: Self.secret)
+        let phone = Replica.inMemory()
+        try phone.configureSync(Self.quiet())
+        try await phone.connect(to: "127.0.0.1:\(port)", token: Self.secret)
+        try await SyncFixture.wait("connected") {
+            phone.syncStatus.connectedCount == 1 && phone.syncStatus.peers.first?.opsBehind == 0
+        }
+
+        let gate = ReplicaSyncTests.LoopGate()
+        let cancellable = hub.syncStatusPublisher().sink { _ in gate.holdIfArmed() }
+        gate.arm()
+        try hub.submit(path: Sample.path("/hub"), kind: .set(.int(1)))
+        try await SyncFixture.wait("the hub's loop held") { gate.isHolding }
+        for index in 0..<20 { try phone.submit(path: Sample.path("/w/\(index)"), kind: .set(.int(Int64(index)))) }
+        // The hub's own write, which it has not acknowledged either, counts too (21).
+        let counted = await eventually(timeoutSeconds: 5) { (phone.syncStatus.peers.first?.opsBehind ?? 0) >= 20 }
+        #expect(counted, "opsBehind is \(phone.syncStatus.peers.first?.opsBehind ?? 0)")
+        #expect(phone.syncStatus.connectedCount == 1)
+
+        gate.release()
+        try await SyncFixture.wait("the writes acknowledged") { phone.syncStatus.peers.first?.opsBehind == 0 }
+        cancellable.cancel()
         await phone.shutdown()
         await hub.shutdown()
     }
