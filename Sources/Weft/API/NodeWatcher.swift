@@ -68,7 +68,8 @@ final class NodeWatcher: @unchecked Sendable {
         }
     }
 
-    /// Stops following the node; no `onChange` starts after this returns (one running may finish).
+    /// Stops following the node. On the delivery queue no `onChange` runs after it; from another thread
+    /// one running, or starting as it is called, may finish (see ``ObservationToken/invalidate()``).
     func stop() {
         let token = lock.withLock {
             stopped = true

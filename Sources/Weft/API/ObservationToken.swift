@@ -15,8 +15,10 @@ public final class ObservationToken: @unchecked Sendable {
 
     init(onInvalidate: @escaping @Sendable () -> Void) { self.onInvalidate = onInvalidate }
 
-    /// Stops the callbacks. A callback already running finishes; none starts after this returns.
-    /// Calling it again does nothing.
+    /// Stops the callbacks. Called on the queue the callbacks run on (the usual case: the main queue),
+    /// no callback runs after it. Called from another thread, a callback already running finishes, and
+    /// one that was starting as it was called may still run once: the callback runs outside any lock, so
+    /// that it may itself call into the replica. Calling it again does nothing.
     public func invalidate() {
         let action = lock.withLock {
             defer { onInvalidate = nil }
