@@ -123,6 +123,7 @@ extension SyncSession {
         return SyncError(
             .authenticationFailed,
             "authentication failed for \(who): both ends must hold the same secret, each filed under the "
-                + "other's --name (see Docs/CLI.md)")
+                + "other's name (weft serve's --name, an embedded replica's ReplicaSyncOptions.name; "
+                + "see Docs/CLI.md)")
     }
 }
