@@ -101,7 +101,8 @@ struct ClientFailure: Error {
         let object: Value = .object([
             "error": .object(["code": .string(kind), "message": .string(message)])
         ])
-        FileHandle.standardError.write(Data((object.jsonString() + "\n").utf8))
+        // Nothing more to say when standard error is gone; the exit code still tells.
+        _ = StandardStream.emit(object.jsonString() + "\n", to: STDERR_FILENO)
         Foundation.exit(code.rawValue)
     }
 }
@@ -332,11 +333,72 @@ struct WatchCommand: AsyncParsableCommand {
 
     func run() async throws {
         await runClient(options) { client in
+            let end = WatchEnd()
             try await client.watch(try ClientInput.path(path)) { value in
-                FileHandle.standardOutput.write(Data((value.jsonString() + "\n").utf8))
+                // A reader that went away (`weft watch /x | head -1`) ends the watch, as it ends `yes`.
+                if !end.hasEnded, !StandardStream.emit(value.jsonString() + "\n") { end.finish(.outputClosed) }
             }
-            if let error = await client.waitUntilClosed() { throw ClientFailure(error) }
+            Task { end.finish(.connectionClosed(await client.waitUntilClosed())) }
+            if case .connectionClosed(let error?) = await end.wait() { throw ClientFailure(error) }
         }
+    }
+}
+
+/// How a watch ended: the first of its output closing and its connection closing.
+final class WatchEnd: @unchecked Sendable {
+    enum Reason {
+        case outputClosed
+        case connectionClosed(WeftError?)
+    }
+
+    private let lock = NSLock()
+    private var reason: Reason?
+    private var waiters: [CheckedContinuation<Reason, Never>] = []
+
+    var hasEnded: Bool { lock.withLock { reason != nil } }
+
+    /// Records `reason` unless the watch has ended already, and wakes the waiter.
+    func finish(_ reason: Reason) {
+        let waiting = lock.withLock { () -> [CheckedContinuation<Reason, Never>] in
+            guard self.reason == nil else { return [] }
+            self.reason = reason
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in waiting { waiter.resume(returning: reason) }
+    }
+
+    /// Waits for the first reason.
+    func wait() async -> Reason {
+        await withCheckedContinuation { continuation in
+            let ended = lock.withLock { () -> Reason? in
+                if let reason { return reason }
+                waiters.append(continuation)
+                return nil
+            }
+            if let ended { continuation.resume(returning: ended) }
+        }
+    }
+}
+
+/// Standard output and error written without Foundation's `FileHandle.write`, which traps when the reader
+/// has gone (SIGPIPE is ignored for the sockets' sake, so the write fails with EPIPE instead of ending the
+/// process).
+enum StandardStream {
+    /// Writes all of `text` to `descriptor`; false when it cannot take it (closed by its reader, or failing).
+    static func emit(_ text: String, to descriptor: Int32 = STDOUT_FILENO) -> Bool {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { buffer -> Int in
+                guard let base = buffer.baseAddress else { return 0 }
+                return write(descriptor, base + offset, buffer.count - offset)
+            }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return false }
+            offset += written
+        }
+        return true
     }
 }
 
