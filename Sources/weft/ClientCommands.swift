@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import Weft
 import WeftCore
 import WeftSync
@@ -109,6 +110,8 @@ struct ClientFailure: Error {
 
 /// Runs one client command against the daemon: connect, `body`, close; failures exit with their code.
 func runClient(_ options: ClientOptions, _ body: (SyncClient) async throws -> Void) async -> Never {
+    // Stderr carries one JSON object: what the connection logs (a malformed frame…) is in its error.
+    LoggingSystem.bootstrap { _ in SwiftLogNoOpLogHandler() }
     do {
         let client = try await options.connect()
         do {

@@ -81,4 +81,64 @@ import Testing
         #expect(command.terminationReason == .exit)
         #expect(command.terminationStatus == 3)
     }
+
+    /// `--server` pointing at something that is not a daemon (here a web server answering at once): the
+    /// command printed a swift-log warning line on stderr before its JSON, and the JSON said only
+    /// "connectionLost: the connection closed". Stderr is now one JSON object that says what came back.
+    @Test func aServerThatIsNotADaemonIsOneJSONErrorNamingTheCause() throws {
+        let server = try NotADaemon(answer: "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+        defer { server.stop() }
+        let result = try WeftBinary.run(
+            ["get", "/x", "--server", "127.0.0.1:\(server.port)"], token: DaemonIntegrationTests.clientToken)
+        #expect(result.status == 3)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(result.stderr)")
+        #expect(lines.first?.hasPrefix(#"{"error":{"code":"sync""#) == true, "\(result.stderr)")
+        #expect(result.stderr.contains("not a weft daemon"), "\(result.stderr)")
+        #expect(result.stderr.contains("header announces"), "\(result.stderr)")
+    }
+}
+
+/// A TCP listener on 127.0.0.1 that writes `answer` to every connection and keeps it open.
+final class NotADaemon: @unchecked Sendable {
+    let port: Int
+    private let socket: Int32
+    private let lock = NSLock()
+    private var accepted: [Int32] = []
+
+    init(answer: String) throws {
+        #if canImport(Glibc)
+            let listening = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let listening = Darwin.socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(listening, generic, length) == 0 && listen(listening, 8) == 0
+                    && getsockname(listening, generic, &length) == 0
+            }
+        }
+        guard listening >= 0, bound else {
+            throw WeftBinary.Failure(description: "cannot listen on 127.0.0.1: errno \(errno)")
+        }
+        socket = listening
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread { [self] in
+            while case let connection = accept(listening, nil, nil), connection >= 0 {
+                lock.withLock { accepted.append(connection) }
+                _ = Array(answer.utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, 0) }
+            }
+        }
+    }
+
+    /// Stops listening and closes every connection.
+    func stop() {
+        shutdown(socket, Int32(SHUT_RDWR))
+        close(socket)
+        for connection in lock.withLock({ accepted }) { close(connection) }
+    }
 }

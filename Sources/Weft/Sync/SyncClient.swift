@@ -212,9 +212,10 @@ public final class SyncClient: @unchecked Sendable {
             self.perform(self.session.onBytesReceived(frame, source: EmptyOpSource(), now: self.now))
         }
         connection.onClose = { error in
+            // The transport's reason first: the session only knows that the connection closed.
+            if let error { self.finish(self.closeError(error)) }
             self.perform(self.session.onTransportClosed(now: self.now))
-            self.finish(
-                error.map { WeftError(.sync, "\($0)") } ?? WeftError(.sync, "\(self.address) closed the connection"))
+            self.finish(WeftError(.sync, "\(self.address) closed the connection"))
         }
         var generator = SystemRandomNumberGenerator()
         perform(session.onStart(.initiator, nonce: .random(using: &generator), source: EmptyOpSource(), now: now))
@@ -274,6 +275,14 @@ public final class SyncClient: @unchecked Sendable {
                 preconditionFailure("a client session asked for \(action)")
             }
         }
+    }
+
+    /// Why the transport closed the connection, for people: bytes that break the framing before the
+    /// handshake ends come from something that is not a daemon (a `--server` naming another service).
+    private func closeError(_ error: NetError) -> WeftError {
+        let isFraming = [.frameTooLarge, .frameEmpty, .frameTruncated].contains(error.code)
+        guard isFraming, ready != nil else { return WeftError(.sync, "\(error)") }
+        return WeftError(.sync, "\(address) is not a weft daemon: \(error)")
     }
 
     private static func publicError(_ error: SyncError) -> WeftError {
