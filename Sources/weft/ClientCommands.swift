@@ -110,12 +110,21 @@ struct ClientFailure: Error {
 
 /// Runs one client command against the daemon: connect, `body`, close; failures exit with their code.
 func runClient(_ options: ClientOptions, _ body: (SyncClient) async throws -> Void) async -> Never {
+    await runClient(options, input: {}) { client, _ in try await body(client) }
+}
+
+/// Runs one client command whose `input` (paths, values, read from the arguments or standard input) is
+/// checked before connecting: bad input is a usage error whether or not the daemon can be reached.
+func runClient<Input>(
+    _ options: ClientOptions, input: () throws -> Input, _ body: (SyncClient, Input) async throws -> Void
+) async -> Never {
     // Stderr carries one JSON object: what the connection logs (a malformed frame…) is in its error.
     LoggingSystem.bootstrap { _ in SwiftLogNoOpLogHandler() }
     do {
+        let checked = try input()
         let client = try await options.connect()
         do {
-            try await body(client)
+            try await body(client, checked)
         } catch {
             await client.close()
             throw error
@@ -253,8 +262,8 @@ struct GetCommand: AsyncParsableCommand {
     @Argument(help: "The path, e.g. /users/ada.") var path: String
 
     func run() async throws {
-        await runClient(options) { client in
-            ClientInput.printJSON(try await client.request(.get(try ClientInput.path(path))))
+        await runClient(options, input: { try ClientInput.path(path) }) { client, path in
+            ClientInput.printJSON(try await client.request(.get(path)))
         }
     }
 }
@@ -267,9 +276,12 @@ struct SetCommand: AsyncParsableCommand {
     @Argument(help: "The new value, as JSON (- reads it from standard input).") var json: String
 
     func run() async throws {
-        await runClient(options) { client in
+        let input = {
             let path = try ClientInput.path(path)
-            try await client.request(.set(path, try ClientInput.checked(try ClientInput.json(json), at: path)))
+            return ClientCommand.set(path, try ClientInput.checked(try ClientInput.json(json), at: path))
+        }
+        await runClient(options, input: input) { client, command in
+            try await client.request(command)
             ClientInput.printJSON(.object(["ok": .bool(true)]))
         }
     }
@@ -285,9 +297,12 @@ struct MergeCommand: AsyncParsableCommand {
     var json: String
 
     func run() async throws {
-        await runClient(options) { client in
+        let input = {
             let path = try ClientInput.path(path)
-            try await client.request(.merge(path, try ClientInput.mergeChildren(json, under: path)))
+            return ClientCommand.merge(path, try ClientInput.mergeChildren(json, under: path))
+        }
+        await runClient(options, input: input) { client, command in
+            try await client.request(command)
             ClientInput.printJSON(.object(["ok": .bool(true)]))
         }
     }
@@ -301,10 +316,12 @@ struct PushCommand: AsyncParsableCommand {
     @Argument(help: "The child's value, as JSON (- reads it from standard input).") var json: String
 
     func run() async throws {
-        await runClient(options) { client in
+        let input = {
             let path = try ClientInput.path(path)
-            let value = try ClientInput.checked(try ClientInput.json(json), pushedUnder: path)
-            let key = try await client.request(.push(path, value))
+            return ClientCommand.push(path, try ClientInput.checked(try ClientInput.json(json), pushedUnder: path))
+        }
+        await runClient(options, input: input) { client, command in
+            let key = try await client.request(command)
             ClientInput.printJSON(.object(["key": key]))
         }
     }
@@ -318,11 +335,12 @@ struct IncrementCommand: AsyncParsableCommand {
     @Argument(help: "The step, an integer or a decimal number.") var by: String = "1"
 
     func run() async throws {
-        await runClient(options) { client in
-            let path = try ClientInput.path(path)
+        let input = {
+            ClientCommand.increment(try ClientInput.path(path), by: try ClientInput.number(by), from: .int(0))
+        }
+        await runClient(options, input: input) { client, command in
             // The reply is the value just after the increment applied, before any other write.
-            ClientInput.printJSON(
-                try await client.request(.increment(path, by: try ClientInput.number(by), from: .int(0))))
+            ClientInput.printJSON(try await client.request(command))
         }
     }
 }
@@ -335,9 +353,9 @@ struct WatchCommand: AsyncParsableCommand {
     @Argument(help: "The path.") var path: String
 
     func run() async throws {
-        await runClient(options) { client in
+        await runClient(options, input: { try ClientInput.path(path) }) { client, path in
             let end = WatchEnd()
-            try await client.watch(try ClientInput.path(path)) { value in
+            try await client.watch(path) { value in
                 // A reader that went away (`weft watch /x | head -1`) ends the watch, as it ends `yes`.
                 if !end.hasEnded, !StandardStream.emit(value.jsonString() + "\n") { end.finish(.outputClosed) }
             }

@@ -97,6 +97,27 @@ import Testing
         #expect(result.stderr.contains("not a weft daemon"), "\(result.stderr)")
         #expect(result.stderr.contains("header announces"), "\(result.stderr)")
     }
+
+    /// Bad input is a usage error (2) whether or not the daemon can be reached: the commands connected
+    /// first, so with the daemon down a bad path, JSON or step was reported as unreachable (3), and with
+    /// a daemon that does not answer only after the whole connect timeout.
+    @Test func badInputIsAUsageErrorEvenWhenTheDaemonCannotBeReached() throws {
+        let nobody = ["--server", "127.0.0.1:1"]
+        for (arguments, reason) in [
+            (["set", "/a.b", "1"], "invalid path"), (["get", "/a#b"], "invalid path"),
+            (["set", "/x", "{not json"], "invalid JSON"), (["push", "/x", "[1,"], "invalid JSON"),
+            (["merge", "/x", #"{"a":1,"a/b":2}"#], "overlap"), (["merge", "/x", "{}"], "at least one member"),
+            (["incr", "/x", "abc"], "invalid JSON"), (["incr", "/x", #""3""#], "is not a number"),
+            (["watch", "/a[0]"], "invalid path"),
+        ] {
+            let result = try WeftBinary.run(arguments + nobody, token: DaemonIntegrationTests.clientToken)
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(#""code":"usage""#), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(reason), "\(arguments): \(result.stderr)")
+        }
+        // Good input still meets the unreachable daemon.
+        #expect(try WeftBinary.run(["set", "/x", "1"] + nobody, token: DaemonIntegrationTests.clientToken).status == 3)
+    }
 }
 
 /// A TCP listener on 127.0.0.1 that writes `answer` to every connection and keeps it open.
