@@ -21,13 +21,28 @@ enum TokenFile {
     static let entriesMax = 10_000
 
     static func load(path: String) throws -> TokenBook {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw Failure(description: "cannot read the token file \(path): \(error.localizedDescription)")
+        // Read with the system's calls: Foundation's errors describe a directory as "(NSCocoaErrorDomain
+        // error 256.)", and the system's reason is what tells the operator what to fix.
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw unreadable(path, String(cString: strerror(errno))) }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw unreadable(path, String(cString: strerror(errno))) }
+            guard count > 0 else { break }
+            bytes += chunk[0..<count]
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw unreadable(path, "it is not UTF-8 text")
         }
         return try parse(text, source: path)
+    }
+
+    private static func unreadable(_ path: String, _ reason: String) -> Failure {
+        Failure(description: "cannot read the token file \(path): \(reason)")
     }
 
     static func parse(_ text: String, source: String) throws -> TokenBook {

@@ -31,4 +31,26 @@ import Testing
         #expect(serve.status == 1)
         #expect(serve.stderr.contains("\(tokens):2: the name is longer than 256 bytes"), "\(serve.stderr)")
     }
+
+    /// A token file that cannot be read says why in words: a directory read "(NSCocoaErrorDomain error
+    /// 256.)" and a file that is not UTF-8 "The file isn't in the correct format", Foundation's texts.
+    @Test func aTokenFileThatCannotBeReadSaysWhy() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let directory = scratch.file("tokens.d")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let binary = scratch.file("tokens.bin")
+        try Data([0xFF, 0xFE, 0x20, 0x63, 0x0A]).write(to: URL(fileURLWithPath: binary))
+        for (tokens, reason) in [
+            (directory, "Is a directory"), (binary, "it is not UTF-8 text"),
+            (scratch.file("missing"), "No such file or directory"),
+        ] {
+            let serve = try WeftBinary.run(
+                ["serve", "--db", scratch.file("hub.sqlite"), "--listen", "127.0.0.1:0", "--tokens", tokens],
+                token: Self.clientToken, seconds: 10)
+            #expect(serve.status == 1)
+            #expect(serve.stderr.contains("cannot read the token file \(tokens): \(reason)"), "\(serve.stderr)")
+            #expect(!serve.stderr.contains("NSCocoaErrorDomain"), "\(serve.stderr)")
+        }
+    }
 }
