@@ -48,6 +48,8 @@ enum TokenFile {
     static func parse(_ text: String, source: String) throws -> TokenBook {
         var book = TokenBook()
         var names = Set<String>()
+        // A byte order mark (Windows editors write one) is no part of the first entry's name.
+        let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
         // On newlines of every kind: "\r\n" is one Character, which a split on "\n" never meets.
         let lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
         for (index, rawLine) in lines.enumerated() {

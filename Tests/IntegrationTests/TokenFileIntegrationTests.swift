@@ -53,4 +53,16 @@ import Testing
             #expect(!serve.stderr.contains("NSCocoaErrorDomain"), "\(serve.stderr)")
         }
     }
+
+    /// A file saved with a UTF-8 byte order mark (as Windows editors do): the mark became part of the first
+    /// entry's name, so that entry never authenticated anyone, and nothing said why.
+    @Test func aTokenFileWithAByteOrderMarkAuthenticatesItsFirstEntry() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let tokens = try scratch.write("tokens", "\u{FEFF}client \(Self.clientToken)\n")
+        let hub = try Daemon(database: scratch.file("hub.sqlite"), tokens: tokens, name: "hub")
+        defer { hub.stop() }
+        let set = try DaemonIntegrationTests.client(hub, name: "hub", ["set", "/bom", "1"])
+        #expect(set.status == 0, "\(set.stderr)")
+    }
 }
