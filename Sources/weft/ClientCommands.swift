@@ -228,8 +228,11 @@ enum ClientInput {
         return number
     }
 
-    static func printJSON(_ value: Value) {
-        print(value.jsonString())
+    /// Prints a result on one line. A reader that went away (`weft get / | head -c 10`) took what it
+    /// wanted; any other failure (a full disk) fails the command, which would otherwise look done.
+    static func printJSON(_ value: Value) throws {
+        guard let error = StandardStream.emit(value.jsonString() + "\n"), error != EPIPE else { return }
+        throw StandardStream.failure(error)
     }
 }
 
@@ -263,7 +266,7 @@ struct GetCommand: AsyncParsableCommand {
 
     func run() async throws {
         await runClient(options, input: { try ClientInput.path(path) }) { client, path in
-            ClientInput.printJSON(try await client.request(.get(path)))
+            try ClientInput.printJSON(try await client.request(.get(path)))
         }
     }
 }
@@ -282,7 +285,7 @@ struct SetCommand: AsyncParsableCommand {
         }
         await runClient(options, input: input) { client, command in
             try await client.request(command)
-            ClientInput.printJSON(.object(["ok": .bool(true)]))
+            try ClientInput.printJSON(.object(["ok": .bool(true)]))
         }
     }
 }
@@ -303,7 +306,7 @@ struct MergeCommand: AsyncParsableCommand {
         }
         await runClient(options, input: input) { client, command in
             try await client.request(command)
-            ClientInput.printJSON(.object(["ok": .bool(true)]))
+            try ClientInput.printJSON(.object(["ok": .bool(true)]))
         }
     }
 }
@@ -322,7 +325,7 @@ struct PushCommand: AsyncParsableCommand {
         }
         await runClient(options, input: input) { client, command in
             let key = try await client.request(command)
-            ClientInput.printJSON(.object(["key": key]))
+            try ClientInput.printJSON(.object(["key": key]))
         }
     }
 }
@@ -340,7 +343,7 @@ struct IncrementCommand: AsyncParsableCommand {
         }
         await runClient(options, input: input) { client, command in
             // The reply is the value just after the increment applied, before any other write.
-            ClientInput.printJSON(try await client.request(command))
+            try ClientInput.printJSON(try await client.request(command))
         }
     }
 }
@@ -357,10 +360,15 @@ struct WatchCommand: AsyncParsableCommand {
             let end = WatchEnd()
             try await client.watch(path) { value in
                 // A reader that went away (`weft watch /x | head -1`) ends the watch, as it ends `yes`.
-                if !end.hasEnded, !StandardStream.emit(value.jsonString() + "\n") { end.finish(.outputClosed) }
+                guard !end.hasEnded, let error = StandardStream.emit(value.jsonString() + "\n") else { return }
+                end.finish(error == EPIPE ? .outputClosed : .outputFailed(error))
             }
             Task { end.finish(.connectionClosed(await client.waitUntilClosed())) }
-            if case .connectionClosed(let error?) = await end.wait() { throw ClientFailure(error) }
+            switch await end.wait() {
+            case .outputClosed, .connectionClosed(nil): return
+            case .outputFailed(let error): throw StandardStream.failure(error)
+            case .connectionClosed(let error?): throw ClientFailure(error)
+            }
         }
     }
 }
@@ -368,7 +376,10 @@ struct WatchCommand: AsyncParsableCommand {
 /// How a watch ended: the first of its output closing and its connection closing.
 final class WatchEnd: @unchecked Sendable {
     enum Reason {
+        /// Its reader went away.
         case outputClosed
+        /// Standard output failed with this `errno`.
+        case outputFailed(Int32)
         case connectionClosed(WeftError?)
     }
 
@@ -406,8 +417,9 @@ final class WatchEnd: @unchecked Sendable {
 /// has gone (SIGPIPE is ignored for the sockets' sake, so the write fails with EPIPE instead of ending the
 /// process).
 enum StandardStream {
-    /// Writes all of `text` to `descriptor`; false when it cannot take it (closed by its reader, or failing).
-    static func emit(_ text: String, to descriptor: Int32 = STDOUT_FILENO) -> Bool {
+    /// Writes all of `text` to `descriptor`; nil when done, else the `errno` of the write that failed
+    /// (`EPIPE`: its reader went away).
+    static func emit(_ text: String, to descriptor: Int32 = STDOUT_FILENO) -> Int32? {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
@@ -416,10 +428,16 @@ enum StandardStream {
                 return write(descriptor, base + offset, buffer.count - offset)
             }
             if written < 0, errno == EINTR { continue }
-            guard written > 0 else { return false }
+            guard written > 0 else { return written < 0 ? errno : EIO }
             offset += written
         }
-        return true
+        return nil
+    }
+
+    /// The failure of a command whose result could not be written.
+    static func failure(_ error: Int32) -> ClientFailure {
+        ClientFailure(
+            code: .requestFailed, "cannot write to standard output: \(String(cString: strerror(error)))")
     }
 }
 
@@ -441,7 +459,7 @@ struct StatusCommand: AsyncParsableCommand {
             fields["server"] = .string(options.server)
             fields["authenticated"] = .bool(true)
             fields["roundTripMilliseconds"] = .double((milliseconds * 1000).rounded() / 1000)
-            ClientInput.printJSON(.object(fields))
+            try ClientInput.printJSON(.object(fields))
         }
     }
 }

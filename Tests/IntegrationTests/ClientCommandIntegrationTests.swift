@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// Client commands at the edges of their lives: a reader that goes away, a daemon that goes away.
+/// Client commands at the edges of their lives: bad input, an output that goes away or fails, a server
+/// that is not a daemon.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct ClientCommandIntegrationTests {
     static let name = "hub"
 
@@ -117,6 +118,40 @@ import Testing
         }
         // Good input still meets the unreachable daemon.
         #expect(try WeftBinary.run(["set", "/x", "1"] + nobody, token: DaemonIntegrationTests.clientToken).status == 3)
+    }
+
+    /// A result that cannot be written (standard output on a full disk, here /dev/full) is a failure: `get`
+    /// exited 0 with nothing written, so `weft get /x > backup.json` on a full disk looked like a success.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
+    func aResultThatCannotBeWrittenIsAFailure() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let hub = try Daemon(
+            database: scratch.file("hub.sqlite"), tokens: try DaemonIntegrationTests.tokens(scratch, names: []),
+            name: Self.name)
+        defer { hub.stop() }
+        #expect(try Self.client(hub, ["set", "/x", "1"]).status == 0)
+        for arguments in [["get", "/x"], ["incr", "/x"], ["watch", "/x"]] {
+            let command = Process()
+            command.executableURL = try WeftBinary.url()
+            command.arguments = arguments + ["--server", "127.0.0.1:\(hub.port)", "--server-name", Self.name]
+            var environment = ProcessInfo.processInfo.environment
+            environment["WEFT_TOKEN"] = DaemonIntegrationTests.clientToken
+            command.environment = environment
+            command.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+            let errors = scratch.file("errors")
+            _ = FileManager.default.createFile(atPath: errors, contents: nil)
+            command.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+            try command.run()
+            let deadline = Date().addingTimeInterval(20)
+            while command.isRunning && Date() < deadline { usleep(5_000) }
+            if command.isRunning { kill(command.processIdentifier, SIGKILL) }
+            command.waitUntilExit()
+            let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+            #expect(command.terminationReason == .exit, "\(arguments)")
+            #expect(command.terminationStatus == 1, "\(arguments): \(stderr)")
+            #expect(stderr.contains("cannot write to standard output: No space left on device"), "\(stderr)")
+        }
     }
 }
 
