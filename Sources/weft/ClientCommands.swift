@@ -413,34 +413,6 @@ final class WatchEnd: @unchecked Sendable {
     }
 }
 
-/// Standard output and error written without Foundation's `FileHandle.write`, which traps when the reader
-/// has gone (SIGPIPE is ignored for the sockets' sake, so the write fails with EPIPE instead of ending the
-/// process).
-enum StandardStream {
-    /// Writes all of `text` to `descriptor`; nil when done, else the `errno` of the write that failed
-    /// (`EPIPE`: its reader went away).
-    static func emit(_ text: String, to descriptor: Int32 = STDOUT_FILENO) -> Int32? {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { buffer -> Int in
-                guard let base = buffer.baseAddress else { return 0 }
-                return write(descriptor, base + offset, buffer.count - offset)
-            }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { return written < 0 ? errno : EIO }
-            offset += written
-        }
-        return nil
-    }
-
-    /// The failure of a command whose result could not be written.
-    static func failure(_ error: Int32) -> ClientFailure {
-        ClientFailure(
-            code: .requestFailed, "cannot write to standard output: \(String(cString: strerror(error)))")
-    }
-}
-
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",

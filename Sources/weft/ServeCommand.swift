@@ -146,9 +146,9 @@ struct ServeCommand: AsyncParsableCommand {
                 logger.info("raised the open-file limit", metadata: ["from": "\(raised.from)", "to": "\(raised.to)"])
             }
             let bound = try await driver.listen(on: host, port: port)
-            // One line on stdout so scripts and tests can learn the port chosen for port 0.
-            FileHandle.standardOutput.write(
-                Data("listening \(describeAddress(host: host, port: bound))\n".utf8))
+            // One line on stdout so scripts and tests can learn the port chosen for port 0. A stdout that
+            // cannot take it (closed, its reader gone) stops nothing: the log says where it listens too.
+            _ = StandardStream.emit("listening \(describeAddress(host: host, port: bound))\n")
             for address in peer {
                 let (peerHost, peerPort) = try HostPort.parse(address, option: "--peer")
                 try await driver.addPeer(host: peerHost, port: peerPort)

@@ -324,4 +324,48 @@ import Testing
         let status = try Self.client(late, name: "late", ["status"]).stdout
         #expect(!status.contains(#""opsCompacted":0"#), "\(status)")
     }
+
+    /// A daemon whose standard output cannot take its `listening` line (closed, a reader gone, a full
+    /// disk: here /dev/full) serves anyway; it died at start on a Swift fatal error (`try!` in
+    /// FileHandle.write), status 132. The line is for scripts; the log says where it listens too.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
+    func aDaemonWhoseOutputCannotBeWrittenServesAnyway() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let serve = Process()
+        serve.executableURL = try WeftBinary.url()
+        serve.arguments = [
+            "serve", "--db", scratch.file("hub.sqlite"), "--listen", "127.0.0.1:0", "--name", "hub",
+            "--tokens", try Self.tokens(scratch, names: []),
+        ]
+        serve.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+        let log = scratch.file("hub.log")
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        serve.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        try serve.run()
+        defer {
+            if serve.isRunning { kill(serve.processIdentifier, SIGKILL) }
+            serve.waitUntilExit()
+        }
+        var port: Int?
+        try eventually("the daemon to log where it listens, or to end") {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.contains("[WeftNet] listening") }),
+                let address = line.split(separator: " ").first(where: { $0.hasPrefix("address=") }),
+                let colon = address.lastIndex(of: ":")
+            {
+                port = Int(address[address.index(after: colon)...])
+            }
+            return port != nil || !serve.isRunning
+        }
+        let listening = try #require(port, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        let set = try WeftBinary.run(
+            ["set", "/x", "1", "--server", "127.0.0.1:\(listening)", "--server-name", "hub"], token: Self.clientToken)
+        #expect(set.status == 0, "\(set.stderr)")
+        #expect(serve.isRunning)
+        kill(serve.processIdentifier, SIGTERM)
+        serve.waitUntilExit()
+        #expect(serve.terminationReason == .exit)
+        #expect(serve.terminationStatus == 0)
+    }
 }
