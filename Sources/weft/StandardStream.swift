@@ -27,3 +27,17 @@ enum StandardStream {
             code: .requestFailed, "cannot write to standard output: \(String(cString: strerror(error)))")
     }
 }
+
+extension StandardStream {
+    /// Opens /dev/null on each of standard input, output and error that was closed: the next descriptor
+    /// the process opened (a socket, the event loop's) took the closed one's number, and what was written
+    /// to standard output went there.
+    static func openClosedOnes() {
+        for descriptor in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] {
+            guard fcntl(descriptor, F_GETFD) == -1, errno == EBADF else { continue }
+            // The lowest free number: this one, the ones below being open now.
+            let opened = open("/dev/null", O_RDWR)
+            if opened >= 0, opened != descriptor { close(opened) }
+        }
+    }
+}

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The `weft` command: the daemon, client commands and benchmarks.
 @main
@@ -16,6 +17,7 @@ struct WeftCommand: AsyncParsableCommand {
     /// Runs the command line, with the negative numbers a write takes as values kept from being read
     /// as options (``NegativeNumbers``).
     static func main() async {
+        StandardStream.openClosedOnes()
         await main(NegativeNumbers.shielded(Array(CommandLine.arguments.dropFirst())))
     }
 }

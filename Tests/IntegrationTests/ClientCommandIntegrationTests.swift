@@ -153,6 +153,27 @@ import Testing
             #expect(stderr.contains("cannot write to standard output: No space left on device"), "\(stderr)")
         }
     }
+
+    /// A command started with its standard output closed (`weft get /x >&-`): the descriptor went to the
+    /// next file the process opened (the event loop's epoll descriptor, or a socket), the result was
+    /// written there, and the command failed with "cannot write to standard output: Invalid argument".
+    /// Closed standard descriptors now open on /dev/null first, as daemons and careful tools do.
+    @Test func aCommandWithItsStandardOutputClosedWritesNothingElsewhere() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let hub = try Daemon(
+            database: scratch.file("hub.sqlite"), tokens: try DaemonIntegrationTests.tokens(scratch, names: []),
+            name: Self.name)
+        defer { hub.stop() }
+        #expect(try Self.client(hub, ["set", "/x", "1"]).status == 0)
+        let script = #"exec "$0" get /x --server 127.0.0.1:"$1" --server-name hub >&-"#
+        let result = try WeftBinary.run(
+            ["-c", script, try WeftBinary.url().path, "\(hub.port)"], token: DaemonIntegrationTests.clientToken,
+            executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.isEmpty, "\(result.stderr)")
+        #expect(!hub.log.contains("malformed frame"), "\(hub.log)")
+    }
 }
 
 /// A TCP listener on 127.0.0.1 that writes `answer` to every connection and keeps it open.

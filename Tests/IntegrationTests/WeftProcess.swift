@@ -22,14 +22,15 @@ enum WeftBinary {
         throw Failure(description: "no weft executable next to \(directory.path); build it or set WEFT_BINARY")
     }
 
-    /// Runs a client command to completion, at most `seconds`, with `input` on its standard input.
+    /// Runs a client command to completion, at most `seconds`, with `input` on its standard input (or
+    /// `executable`, a shell that starts it, with those arguments).
     /// Its output goes to files, not pipes: a pipe read only after the exit would stall a command
     /// that prints more than the pipe holds.
-    static func run(_ arguments: [String], token: String, input: Data = Data(), seconds: Double = 20) throws -> (
-        status: Int32, stdout: String, stderr: String
-    ) {
+    static func run(
+        _ arguments: [String], token: String, input: Data = Data(), seconds: Double = 20, executable: URL? = nil
+    ) throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
-        process.executableURL = try url()
+        process.executableURL = try executable ?? url()
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["WEFT_TOKEN"] = token
