@@ -19,6 +19,9 @@ enum TokenFile {
 
     /// Most entries one file may hold.
     static let entriesMax = 10_000
+    /// Most bytes one file may hold: room for ``entriesMax`` entries of the longest name and secret, and
+    /// their comments; a larger one (`/dev/zero`) is no token file.
+    static let bytesMax = 16 * 1024 * 1024
 
     static func load(path: String) throws -> TokenBook {
         // Read with the system's calls: Foundation's errors describe a directory as "(NSCocoaErrorDomain
@@ -34,6 +37,7 @@ enum TokenFile {
             guard count >= 0 else { throw unreadable(path, String(cString: strerror(errno))) }
             guard count > 0 else { break }
             bytes += chunk[0..<count]
+            guard bytes.count <= bytesMax else { throw unreadable(path, "it holds more than \(bytesMax >> 20) MiB") }
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw unreadable(path, "it is not UTF-8 text")

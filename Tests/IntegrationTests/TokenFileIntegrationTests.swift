@@ -54,6 +54,19 @@ import Testing
         }
     }
 
+    /// A token file has at most 10,000 entries of about a kilobyte: `--tokens /dev/zero` read without end,
+    /// and the daemon's memory grew until the system killed it.
+    @Test func aTokenFileLargerThanAnyTokenFileIsRefused() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let serve = try WeftBinary.run(
+            ["serve", "--db", scratch.file("hub.sqlite"), "--listen", "127.0.0.1:0", "--tokens", "/dev/zero"],
+            token: Self.clientToken, seconds: 20)
+        #expect(serve.status == 1)
+        #expect(
+            serve.stderr.contains("cannot read the token file /dev/zero: it holds more than 16 MiB"), "\(serve.stderr)")
+    }
+
     /// A file saved with a UTF-8 byte order mark (as Windows editors do): the mark became part of the first
     /// entry's name, so that entry never authenticated anyone, and nothing said why.
     @Test func aTokenFileWithAByteOrderMarkAuthenticatesItsFirstEntry() throws {
