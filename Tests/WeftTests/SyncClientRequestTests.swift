@@ -1,3 +1,4 @@
+import Logging
 import Testing
 import WeftCore
 import WeftSync
@@ -14,6 +15,35 @@ import WeftSync
         configuration.name = "hub"
         configuration.tokens.set(clientToken, for: "cli")
         return (try SyncDriver(target: target, configuration: configuration, clients: target), target)
+    }
+
+    /// A client's write was answered once applied in memory: a daemon killed right after the reply lost a
+    /// write the command line had reported done (up to 163 ms of them, under load, with `.full`).
+    @Test func aClientWriteIsAnsweredOnceItIsDurable() async throws {
+        let fixture = try ReplicaFixture(.sqlite) { options in options.groupCommitDelayMilliseconds = 100 }
+        let replica = fixture.replica
+        try await replica.waitUntilLoaded()
+        var tokens = TokenBook()
+        tokens.set(Self.clientToken, for: "cli")
+        let configuration = SyncConfiguration(replica: replica.replicaID, role: .hub, name: "hub", tokens: tokens)
+        let hub = try SyncDriver(replica: replica, configuration: configuration, logger: Logger(label: "test"))
+        let port = try await hub.listen(on: "127.0.0.1", port: 0)
+        let client = try await SyncClient.connect(
+            host: "127.0.0.1", port: port, name: "cli", token: Self.clientToken, serverName: "hub")
+        let own = replica.replicaID
+        let writes: [ClientCommand] = [
+            .set(try Path("/a"), .int(1)),
+            .merge(try Path("/b"), [MergeChild(relative: try Path("c"), value: .int(2))]),
+            .push(try Path("/log"), .string("x")),
+            .increment(try Path("/n"), by: .int(3), from: .int(0)),
+        ]
+        for (index, write) in writes.enumerated() {
+            _ = try await client.request(write)
+            #expect(replica.durableVersionVector[own] >= UInt64(index + 1), "\(write) was answered before durable")
+        }
+        await client.close()
+        await hub.shutdown()
+        await fixture.finish()
     }
 
     @Test func aClientReadsAndWritesEveryKindOfOpThroughTheDaemon() async throws {

@@ -5,9 +5,16 @@ import WeftSync
 /// Serves the requests of daemon clients (`weft get`, `weft set`, `weft watch`, …) from the local replica,
 /// and pushes watch events when watched values change.
 ///
-/// Requests run on the driver's loop thread and answer at once: a write is replied to once the replica
-/// applied it in memory (it is made durable by group commit right after).
+/// Requests run on the driver's loop thread. A read is answered at once; a write once it is durable
+/// (its group commit is in the file), so that a daemon killed after the reply keeps what the client was
+/// told was done.
 final class _SyncClientService: @unchecked Sendable {
+    /// A request's result, and the write whose durability its reply waits for.
+    struct Answer {
+        let result: ClientResult
+        var awaiting: WriteReceipt?
+    }
+
     struct Watch {
         let path: Path
         var lastValue: Value
@@ -29,50 +36,50 @@ final class _SyncClientService: @unchecked Sendable {
     }
 
     /// Answers one request; watch requests also record the watch (the first event is sent by the caller).
-    func handle(_ request: ClientRequest, channel: ObjectIdentifier) -> ClientResult {
+    func handle(_ request: ClientRequest, channel: ObjectIdentifier) -> Answer {
         do {
             switch request.command {
-            case .get(let path):
-                return .ok(backend.value(at: path))
             case .set(let path, let value):
-                _ = try backend.submit(path: path, kind: .set(value), at: .now)
-                return .ok(.null)
+                let receipt = try backend.submit(path: path, kind: .set(value), at: .now)
+                return Answer(result: .ok(.null), awaiting: receipt)
             case .merge(let path, let children):
                 // As `DataNode.merge` refuses it: a merge of nothing is a mistake, not a write.
                 guard !children.isEmpty else {
-                    return .failed(SyncError(.requestFailed, "merge needs at least one member"))
+                    return Answer(result: .failed(SyncError(.requestFailed, "merge needs at least one member")))
                 }
-                _ = try backend.submit(path: path, kind: .merge(children), at: .now)
-                return .ok(.null)
+                let receipt = try backend.submit(path: path, kind: .merge(children), at: .now)
+                return Answer(result: .ok(.null), awaiting: receipt)
             case .push(let path, let value):
-                let (key, _) = try backend.submitPush(parent: path, value: value, at: .now)
-                return .ok(.string(key))
+                let (key, receipt) = try backend.submitPush(parent: path, value: value, at: .now)
+                return Answer(result: .ok(.string(key)), awaiting: receipt)
             case .increment(let path, let step, let from):
                 // A local op is decided as it applies: an increment of a string or past the largest
                 // double is rejected now, and the client must hear it, not read the unchanged value.
                 let receipt = try backend.submit(path: path, kind: .increment(by: step, from: from), at: .now)
                 if case .rejected(let rejection) = receipt.status {
-                    return .failed(SyncError(.requestFailed, "rejected: \(rejection)"))
+                    return Answer(result: .failed(SyncError(.requestFailed, "rejected: \(rejection)")))
                 }
-                return .ok(backend.value(at: path))
+                return Answer(result: .ok(backend.value(at: path)), awaiting: receipt)
+            case .get(let path):
+                return Answer(result: .ok(backend.value(at: path)))
             case .watch(let path):
                 let count = watches[channel]?.count ?? 0
                 guard count < SyncLimits.clientWatchesMax else {
                     let reason = "at most \(SyncLimits.clientWatchesMax) watches per session"
-                    return .failed(SyncError(.limitExceeded, reason))
+                    return Answer(result: .failed(SyncError(.limitExceeded, reason)))
                 }
                 watches[channel, default: [:]][request.id] = Watch(path: path, lastValue: backend.value(at: path))
-                return .ok(.null)
+                return Answer(result: .ok(.null))
             case .unwatch(let watchID):
                 guard watches[channel]?.removeValue(forKey: watchID) != nil else {
-                    return .failed(SyncError(.requestFailed, "no watch \(watchID) on this session"))
+                    return Answer(result: .failed(SyncError(.requestFailed, "no watch \(watchID) on this session")))
                 }
-                return .ok(.null)
+                return Answer(result: .ok(.null))
             case .status:
-                return .failed(SyncError(.requestFailed, "the sync driver answers status requests"))
+                return Answer(result: .failed(SyncError(.requestFailed, "the sync driver answers status requests")))
             }
         } catch {
-            return .failed(SyncError(.requestFailed, "\(error)"))
+            return Answer(result: .failed(SyncError(.requestFailed, "\(error)")))
         }
     }
 

@@ -184,12 +184,34 @@ extension SyncDriver {
                 on: channel)
         }
         let key = ObjectIdentifier(channel)
-        let result = clientService.handle(request, channel: key)
-        perform(channel.session.onClientReply(ClientReply(id: request.id, result: result), now: now), on: channel)
-        if case .watch = request.command, case .ok = result,
+        let answer = clientService.handle(request, channel: key)
+        if let receipt = answer.awaiting, !WriteReceipt.reached(receipt.status, .durable) {
+            return replyOnceDurable(ClientReply(id: request.id, result: answer.result), receipt, on: key)
+        }
+        let reply = ClientReply(id: request.id, result: answer.result)
+        perform(channel.session.onClientReply(reply, now: now), on: channel)
+        if case .watch = request.command, case .ok = answer.result,
             let event = clientService.firstEvent(watchID: request.id, channel: key)
         {
             perform(channel.session.onClientEvent(event, now: now), on: channel)
+        }
+    }
+
+    /// Sends `reply` once the write of `receipt` is durable, or a failure when it cannot become durable (the
+    /// store failed, the replica shut down). Other requests of the channel go on meanwhile.
+    private func replyOnceDurable(_ reply: ClientReply, _ receipt: WriteReceipt, on key: ObjectIdentifier) {
+        Task { [weak self] in
+            var result = reply.result
+            do {
+                try await receipt.wait(for: .durable)
+            } catch {
+                result = .failed(SyncError(.requestFailed, "the write was applied but not made durable: \(error)"))
+            }
+            let final = ClientReply(id: reply.id, result: result)
+            try? self?.loop.execute { [weak self] in
+                guard let self, let channel = self.channels[key], !channel.isClosed else { return }
+                self.perform(channel.session.onClientReply(final, now: self.now), on: channel)
+            }
         }
     }
 

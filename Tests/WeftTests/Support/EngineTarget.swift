@@ -103,7 +103,8 @@ extension EngineTarget: ReplicaBackend {
     var loadFailure: WeftError? { nil }
 
     func submit(path: Path, kind: OpKind, at time: WeftTime) throws -> WriteReceipt {
-        WriteReceipt(stamp: try writeLocal { _ in (path, kind) })
+        // Held in memory only, its writes are as durable as they get once applied (``durableVersionVector``).
+        WriteReceipt(stamp: try writeLocal { _ in (path, kind) }, status: .durable)
     }
 
     func submitPush(parent: Path, value: Value, at time: WeftTime) throws -> (key: String, receipt: WriteReceipt) {
@@ -112,7 +113,7 @@ extension EngineTarget: ReplicaBackend {
             key = PushID.make(from: stamp)
             return (try parent.child(key), .set(value))
         }
-        return (key, WriteReceipt(stamp: stamp))
+        return (key, WriteReceipt(stamp: stamp, status: .durable))
     }
 
     func reservePushKey(at time: WeftTime) throws -> String {
