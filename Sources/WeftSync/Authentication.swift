@@ -118,6 +118,9 @@ public struct TokenBook: Sendable {
         sharedCredential = nil
     }
 
+    /// True when the book names nobody and has no shared credential: it refuses every peer and client.
+    public var isEmpty: Bool { credentials.isEmpty && sharedCredential == nil }
+
     /// Adds or replaces the token and permissions of `name`.
     public mutating func set(_ token: AuthToken, for name: String, permissions: PathPermissions = .all) {
         credentials[name] = PeerCredential(token: token, permissions: permissions)

@@ -103,6 +103,9 @@ struct ServeCommand: AsyncParsableCommand {
         var book = TokenBook()
         if let tokens {
             book = try TokenFile.load(path: tokens)
+            if book.isEmpty {
+                logger.warning("the token file \(tokens) has no entry: every peer and client will be refused")
+            }
         } else {
             logger.warning("no --tokens file: every peer and client will be refused")
         }

@@ -67,6 +67,19 @@ import Testing
             serve.stderr.contains("cannot read the token file /dev/zero: it holds more than 16 MiB"), "\(serve.stderr)")
     }
 
+    /// A token file with no entry (only comments, or nothing) refuses everyone, as no file does: the daemon
+    /// said so without a file, and started silently with an empty one.
+    @Test func aTokenFileWithNoEntryIsWarnedOf() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let tokens = try scratch.write("tokens", "# nobody yet\n\n")
+        let hub = try Daemon(database: scratch.file("hub.sqlite"), tokens: tokens, name: "hub")
+        defer { hub.stop() }
+        #expect(
+            hub.log.contains("the token file \(tokens) has no entry: every peer and client will be refused"),
+            "\(hub.log)")
+    }
+
     /// A file saved with a UTF-8 byte order mark (as Windows editors do): the mark became part of the first
     /// entry's name, so that entry never authenticated anyone, and nothing said why.
     @Test func aTokenFileWithAByteOrderMarkAuthenticatesItsFirstEntry() throws {
