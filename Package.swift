@@ -131,7 +131,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["WeftCore", "Weft"],
+            dependencies: ["WeftCore", "Weft", "weft"],
             swiftSettings: strict
         ),
         .testTarget(

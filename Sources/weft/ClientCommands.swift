@@ -86,9 +86,13 @@ struct ClientFailure: Error {
     }
 
     init(_ error: WeftError) {
+        // The daemon's refusal comes in a reply ("requestFailed: …") or, when it ends the connection (a
+        // watched value that outgrew a frame), in an error frame ("peer reported limitExceeded: …").
+        let fromPeer = "peer reported "
+        let refusal = error.message.hasPrefix(fromPeer) ? error.message.dropFirst(fromPeer.count) : error.message[...]
         switch error.code {
         case .authentication: code = .authentication
-        case .sync where error.message.hasPrefix("requestFailed") || error.message.hasPrefix("limitExceeded"):
+        case .sync where refusal.hasPrefix("requestFailed") || refusal.hasPrefix("limitExceeded"):
             code = .requestFailed
         case .sync, .shutDown, .protocolMismatch: code = .unreachable
         default: code = .requestFailed
