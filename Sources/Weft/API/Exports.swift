@@ -12,3 +12,14 @@
 @_exported import struct WeftCore.StateDigest
 @_exported import struct WeftCore.FunctionRegistry
 @_exported import struct WeftCore.MergeStatistics
+@_exported import struct WeftCore.MergeChild
+
+// The WeftSync types in the signatures of `SyncDriver`, `SyncClient` and `ReplicaSyncOptions`, so that an
+// app embedding a daemon or talking to one needs no second import.
+@_exported import struct WeftSync.AuthToken
+@_exported import struct WeftSync.TokenBook
+@_exported import struct WeftSync.PeerCredential
+@_exported import struct WeftSync.PathPermissions
+@_exported import struct WeftSync.SyncConfiguration
+@_exported import enum WeftSync.SyncRole
+@_exported import enum WeftSync.ClientCommand
