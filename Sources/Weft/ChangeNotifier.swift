@@ -20,6 +20,9 @@ final class ChangeNotifier: @unchecked Sendable {
     private var buffered: [ChangeBatch] = []
     private var isDraining = false
 
+    /// Listeners registered and not cancelled.
+    var listenerCount: Int { lock.withLock { listeners.count } }
+
     /// Registers a listener until the token is cancelled.
     func add(_ listener: @escaping @Sendable (ChangeBatch) -> Void) -> ChangeListenerToken {
         let id: UInt64 = lock.withLock {

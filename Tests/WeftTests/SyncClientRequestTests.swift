@@ -46,6 +46,26 @@ import WeftSync
         await fixture.finish()
     }
 
+    /// Each driver made on a replica left a listener behind that flushed the replica at every change,
+    /// long after the driver shut down: an app that reconnects by making drivers piled them up.
+    @Test func aDriverShutDownLeavesNoListenerOnItsReplica() async throws {
+        let fixture = try ReplicaFixture(.sqlite)
+        let replica = fixture.replica
+        try await replica.waitUntilLoaded()
+        let before = replica.notifier.listenerCount
+        for _ in 0..<3 {
+            let configuration = SyncConfiguration(
+                replica: replica.replicaID, role: .peer, name: "app", tokens: TokenBook())
+            let driver = try SyncDriver(replica: replica, configuration: configuration, logger: Logger(label: "test"))
+            _ = try await driver.listen(on: "127.0.0.1", port: 0)
+            await driver.shutdown()
+            // The app may keep its driver object: shutting it down is what lets go of the replica.
+            withExtendedLifetime(driver) {}
+        }
+        #expect(replica.notifier.listenerCount == before)
+        await fixture.finish()
+    }
+
     @Test func aClientReadsAndWritesEveryKindOfOpThroughTheDaemon() async throws {
         let (hub, target) = try Self.hub()
         let port = try await hub.listen(on: "127.0.0.1", port: 0)

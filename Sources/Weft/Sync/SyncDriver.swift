@@ -29,6 +29,8 @@ public final class SyncDriver: @unchecked Sendable {
     let logger: Logger
     /// Serves daemon clients, when the driver was given a replica to serve them from.
     let clientService: _SyncClientService?
+    /// Keeps the target's calls coming while the driver runs; cancelled at shutdown.
+    private var opsAppendedToken: ChangeListenerToken?
     private let clockOrigin = ContinuousClock.now
 
     // Loop-confined state.
@@ -93,7 +95,7 @@ public final class SyncDriver: @unchecked Sendable {
         persistedMembers = acknowledgements.members
         self.logger = logger
         clientService = clients.map { _SyncClientService(backend: $0) }
-        target.addOpsAppendedListener { [weak self] in self?.requestPump() }
+        opsAppendedToken = target.addOpsAppendedListener { [weak self] in self?.requestPump() }
         target.addCompactionListener { [weak self] stamp in self?.compacted(upTo: stamp) }
         // A driver before this one may have left another cap.
         target.setCompactionCap(compactionCap)
@@ -260,6 +262,7 @@ public final class SyncDriver: @unchecked Sendable {
         listener?.close()
         listener = nil
         clientService?.listenerToken?.cancel()
+        opsAppendedToken?.cancel()
         logger.info("sync driver stopped")
         publishStatus()
     }

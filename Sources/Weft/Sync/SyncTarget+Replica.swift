@@ -33,10 +33,9 @@ extension Replica: SyncTarget {
         committer.enqueue(entry)
     }
 
-    func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void) {
+    func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void) -> ChangeListenerToken {
         let waiter = _DurableWaiter(replica: self, listener: listener)
-        let token = addChangeListener { _ in waiter.changed() }
-        waiter.keep(token)
+        return addChangeListener { _ in waiter.changed() }
     }
 }
 
@@ -48,14 +47,11 @@ final class _DurableWaiter: @unchecked Sendable {
     private let listener: @Sendable () -> Void
     private var flushing = false
     private var dirty = false
-    private var token: ChangeListenerToken?
 
     init(replica: Replica, listener: @escaping @Sendable () -> Void) {
         self.replica = replica
         self.listener = listener
     }
-
-    func keep(_ token: ChangeListenerToken) { lock.withLock { self.token = token } }
 
     func changed() {
         let start = lock.withLock { () -> Bool in

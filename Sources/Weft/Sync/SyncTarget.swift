@@ -12,7 +12,7 @@ import WeftSync
 ///     var durableVersionVector: VersionVector { lock.withLock { engine.versionVector } }
 ///     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) throws -> [Op] { … }
 ///     func applyRemote(_ ops: EncodedOps) throws -> ApplyReport { … ; notify() }
-///     func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void) { listeners.append(listener) }
+///     func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void) -> ChangeListenerToken { … }
 /// }
 /// ```
 protocol SyncTarget: AnyObject, Sendable {
@@ -32,8 +32,8 @@ protocol SyncTarget: AnyObject, Sendable {
     func applyRemote(_ ops: EncodedOps) throws -> ApplyReport
 
     /// Registers `listener`, called (on any thread) each time the durable log grew: local writes and merged
-    /// ops, once durable.
-    func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void)
+    /// ops, once durable, until the token returned is cancelled or released.
+    func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void) -> ChangeListenerToken
 
     /// The replica's own ops covered by `vector` are acknowledged (a hub or enough peers hold them durably).
     func markAcknowledged(through vector: VersionVector)

@@ -58,8 +58,9 @@ final class EngineTarget: SyncTarget, @unchecked Sendable {
         return report
     }
 
-    func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void) {
+    func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void) -> ChangeListenerToken {
         lock.withLock { listeners.append(listener) }
+        return ChangeListenerToken {}
     }
 
     /// A local write, stamped and sequenced as the replica would.
