@@ -31,6 +31,7 @@ let package = Package(
         ),
         .systemLibrary(name: "CSQLiteTuning", path: "Sources/CSQLiteTuning", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CPrefetch", path: "Sources/CPrefetch"),
+        .target(name: "CStopSignals", path: "Sources/CStopSignals"),
         .target(name: "WeftCore", dependencies: ["CPrefetch"], swiftSettings: strict),
         .target(
             name: "WeftStore",
@@ -67,7 +68,7 @@ let package = Package(
         .executableTarget(
             name: "weft",
             dependencies: [
-                "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet",
+                "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet", "CStopSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

@@ -91,15 +91,19 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "weft.serve")
+        // Caught before anything slow (loading a large replica takes seconds): a stop asked at any moment
+        // from here on is a clean one, where the default action would end the process without a word.
+        let stop = StopSignal()
         do {
-            try await serve(logger: logger)
+            try StopSignals.route().watch(stop: stop, logger: logger)
+            try await serve(stop: stop, logger: logger)
         } catch {
             logger.critical("weft serve stopped on an error", metadata: ["error": "\(error)"])
             throw ExitCode(1)
         }
     }
 
-    private func serve(logger: Logger) async throws {
+    private func serve(stop: StopSignal, logger: Logger) async throws {
         var book = TokenBook()
         if let tokens {
             book = try TokenFile.load(path: tokens)
@@ -113,6 +117,7 @@ struct ServeCommand: AsyncParsableCommand {
         var options = ReplicaOptions()
         options.durability = durability.durability
         options.copiedDatabase = reidentifyCopy ? .reidentify : .refuse
+        logger.info("opening the replica", metadata: ["db": "\(db)"])
         let replica: Replica
         do {
             replica = try Replica.open(at: db, options: options)
@@ -128,19 +133,15 @@ struct ServeCommand: AsyncParsableCommand {
         logger.info(
             "replica open",
             metadata: ["db": "\(db)", "replica": "\(replica.replicaID)", "durability": "\(durability.rawValue)"])
+        if stop.isFired {
+            // Asked to stop while loading (the load cannot be interrupted): stop now, before listening.
+            try await close(replica, logger: logger)
+            return
+        }
         var configuration = SyncConfiguration(
             replica: replica.replicaID, role: role == .hub ? .hub : .peer, name: name, tokens: book)
         configuration.name = name
         let driver = try SyncDriver(replica: replica, configuration: configuration, logger: logger)
-        let stop = StopSignal()
-        try await driver.loop.submit {
-            for signal in [SIGINT, SIGTERM] {
-                try driver.loop.onSignal(signal) {
-                    logger.info("signal received, shutting down", metadata: ["signal": "\(signal)"])
-                    stop.fire()
-                }
-            }
-        }
         do {
             let (host, port) = try HostPort.parse(listen, option: "--listen")
             // Each connection holds a descriptor: the usual soft limit (1024) is below the connections a
@@ -169,6 +170,11 @@ struct ServeCommand: AsyncParsableCommand {
             await task.value
         }
         await driver.shutdown()
+        try await close(replica, logger: logger)
+    }
+
+    /// Flushes what group commit still holds and closes the database: the end of a clean stop.
+    private func close(_ replica: Replica, logger: Logger) async throws {
         var failure: WeftError?
         do {
             try await replica.flush()
@@ -245,7 +251,7 @@ private func describeAddress(host: String, port: Int) -> String {
     host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
 }
 
-/// Fired once by a signal handler on the loop thread; awaited by the command.
+/// Fired by the first SIGINT or SIGTERM (see `StopSignals`) or a failed commit; awaited by the command.
 final class StopSignal: @unchecked Sendable {
     private let lock = NSLock()
     private var fired = false
@@ -259,6 +265,9 @@ final class StopSignal: @unchecked Sendable {
         }
         for waiter in waiting { waiter.resume() }
     }
+
+    /// True once fired.
+    var isFired: Bool { lock.withLock { fired } }
 
     func wait() async {
         await withCheckedContinuation { continuation in
