@@ -3,7 +3,8 @@ import Foundation
 import Logging
 
 /// SIGINT and SIGTERM for `weft serve`, caught from the moment it starts until the process ends: the
-/// first asks for a clean stop, whatever the daemon is doing (loading its replica, serving, closing).
+/// first asks for a clean stop, whatever the daemon is doing (loading its replica, serving, closing); a
+/// second, while it stops, ends the process at once (a stop stuck on a slow disk, say).
 ///
 /// ```swift
 /// let signals = try StopSignals.route()
@@ -35,7 +36,9 @@ struct StopSignals: Sendable {
         return StopSignals(readEnd: readEnd)
     }
 
-    /// Starts the thread that acts on the signals: the first is logged and fires `stop`.
+    /// Starts the thread that acts on the signals: the first is logged and fires `stop`; the second logs a
+    /// `critical` line and exits at once with 128 + its number (130 for SIGINT, 143 for SIGTERM), without
+    /// waiting for the clean stop: what is durable stays in the file, what group commit still held is lost.
     func watch(stop: StopSignal, logger: Logger) {
         let readEnd = readEnd
         Thread.detachNewThread {
@@ -46,7 +49,13 @@ struct StopSignals: Sendable {
                     logger.info("signal received, shutting down", metadata: ["signal": "\(number)"])
                     stop.fire()
                 } else {
-                    logger.notice("signal received while stopping", metadata: ["signal": "\(number)"])
+                    let what =
+                        "second signal while stopping: stop forced, exiting now; what was durable stays in the "
+                        + "file, writes not yet durable may be lost"
+                    logger.critical(
+                        "\(what)",
+                        metadata: ["signal": "\(number)", "status": "\(128 + number)"])
+                    _exit(128 + number)
                 }
             }
         }

@@ -78,4 +78,32 @@ import WeftCore
         // The signal came during the load: the daemon never listened.
         #expect(!text.contains("listening"), "\(text)")
     }
+
+    /// A second signal while the daemon stops ends it at once (a stop stuck on a slow disk, or here a long
+    /// load): it was logged and ignored, and the stop went on. The exit says it was forced, status 128 + 15;
+    /// what was durable stays in the file.
+    @Test func aSecondSIGTERMWhileStoppingForcesTheExitAndSaysSo() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let database = scratch.file("big.sqlite")
+        try await Self.writeOps(Self.opsInFile, to: database)
+        let log = scratch.file("hub.log")
+        let serve = try Self.startServe(database: database, log: log, scratch: scratch)
+        defer { Self.waitForExit(serve, seconds: 0) }
+        try Self.waitFor("opening the replica", in: log, of: serve)
+        kill(serve.processIdentifier, SIGTERM)
+        try Self.waitFor("signal received, shutting down", in: log, of: serve)
+        kill(serve.processIdentifier, SIGTERM)
+        Self.waitForExit(serve)
+        let text = Self.read(log)
+        #expect(serve.terminationReason == .exit, "\(text)")
+        #expect(serve.terminationStatus == 128 + SIGTERM, "\(text)")
+        #expect(text.contains("critical"), "\(text)")
+        #expect(text.contains("stop forced"), "\(text)")
+        #expect(!text.contains("stopped cleanly"), "\(text)")
+        let replica = try Replica.open(at: database)
+        try await replica.waitUntilLoaded()
+        #expect(replica.value(at: try Path("/items/i999")) == .int(Int64(Self.opsInFile - 1)))
+        await replica.shutdown()
+    }
 }
