@@ -34,25 +34,15 @@ import WeftCore
         return serve
     }
 
-    static func read(_ log: String) -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-
     /// Polls every 2 ms, at most `seconds`, until the log holds `text` or the process ended.
     static func waitFor(_ text: String, in log: String, of process: Process, seconds: Double = 20) throws {
         let deadline = Date().addingTimeInterval(seconds)
-        while !read(log).contains(text) {
+        while !Daemon.read(log).contains(text) {
             guard process.isRunning, Date() < deadline else {
-                throw WeftBinary.Failure(description: "no \"\(text)\" in the log of weft serve: \(read(log))")
+                throw WeftBinary.Failure(description: "no \"\(text)\" in the log of weft serve: \(Daemon.read(log))")
             }
             usleep(2_000)
         }
-    }
-
-    /// Waits (at most `seconds`, then SIGKILL) for the process to end.
-    static func waitForExit(_ process: Process, seconds: Double = 20) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning && Date() < deadline { usleep(5_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
     }
 
     /// A stop asked while the replica loads (a service manager stopping a slow start) is a clean stop:
@@ -66,11 +56,11 @@ import WeftCore
         try await Self.writeOps(Self.opsInFile, to: database)
         let log = scratch.file("hub.log")
         let serve = try Self.startServe(database: database, log: log, scratch: scratch)
-        defer { Self.waitForExit(serve, seconds: 0) }
+        defer { Daemon.waitForExit(serve, seconds: 0) }
         try Self.waitFor("opening the replica", in: log, of: serve)
         kill(serve.processIdentifier, SIGTERM)
-        Self.waitForExit(serve)
-        let text = Self.read(log)
+        Daemon.waitForExit(serve, seconds: 20)
+        let text = Daemon.read(log)
         #expect(serve.terminationReason == .exit, "\(text)")
         #expect(serve.terminationStatus == 0, "\(text)")
         #expect(text.contains("signal received, shutting down"), "\(text)")
@@ -89,13 +79,13 @@ import WeftCore
         try await Self.writeOps(Self.opsInFile, to: database)
         let log = scratch.file("hub.log")
         let serve = try Self.startServe(database: database, log: log, scratch: scratch)
-        defer { Self.waitForExit(serve, seconds: 0) }
+        defer { Daemon.waitForExit(serve, seconds: 0) }
         try Self.waitFor("opening the replica", in: log, of: serve)
         kill(serve.processIdentifier, SIGTERM)
         try Self.waitFor("signal received, shutting down", in: log, of: serve)
         kill(serve.processIdentifier, SIGTERM)
-        Self.waitForExit(serve)
-        let text = Self.read(log)
+        Daemon.waitForExit(serve, seconds: 20)
+        let text = Daemon.read(log)
         #expect(serve.terminationReason == .exit, "\(text)")
         #expect(serve.terminationStatus == 128 + SIGTERM, "\(text)")
         #expect(text.contains("critical"), "\(text)")

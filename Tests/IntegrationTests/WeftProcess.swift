@@ -122,8 +122,17 @@ final class Daemon {
     /// The daemon's log so far.
     var log: String { Self.read(logPath) }
 
-    private static func read(_ path: String) -> String {
+    /// The text of a log file, empty when it cannot be read.
+    static func read(_ path: String) -> String {
         (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    }
+
+    /// Waits (at most `seconds`, then SIGKILL) for `process` to end.
+    static func waitForExit(_ process: Process, seconds: Double) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
     }
 
     /// Sends `signal` and waits (at most 10 s, then SIGKILL) for the process to end; returns its status.
@@ -131,10 +140,7 @@ final class Daemon {
     func stop(_ signal: Int32 = SIGKILL) -> Int32 {
         guard process.isRunning else { return process.terminationStatus }
         kill(process.processIdentifier, signal)
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(5_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        Self.waitForExit(process, seconds: 10)
         return process.terminationStatus
     }
 
