@@ -48,6 +48,7 @@ int weft_stop_signals_route(void) {
     sigemptyset(&action.sa_mask);
     /* Restart the system calls the signal interrupts: SQLite and libuv threads carry on undisturbed. */
     action.sa_flags = SA_RESTART;
-    if (sigaction(SIGINT, &action, NULL) != 0 || sigaction(SIGTERM, &action, NULL) != 0) return -1;
+    if (sigaction(SIGINT, &action, NULL) != 0 || sigaction(SIGTERM, &action, NULL) != 0
+        || sigaction(SIGHUP, &action, NULL) != 0) return -1;
     return ends[0];
 }

@@ -80,11 +80,26 @@ public struct PeerCredential: Sendable {
     public var token: AuthToken
     /// What the peer may read and write (``PathPermissions/all`` for a full replica).
     public var permissions: PathPermissions
+    /// The sessions the holder may open: a client token cannot open a peer session.
+    public var kind: PeerKind
+    /// The path rules of the holder's name (``PathRules``), checked besides ``permissions``; nil for none.
+    public var grants: PathGrants?
 
     /// A credential from its token and permissions.
-    public init(token: AuthToken, permissions: PathPermissions = .all) {
+    public init(
+        token: AuthToken, permissions: PathPermissions = .all, kind: PeerKind = .any, grants: PathGrants? = nil
+    ) {
         self.token = token
         self.permissions = permissions
+        self.kind = kind
+        self.grants = grants
+    }
+
+    /// True when `other` holds the same secret, kind and access: a session authenticated with one goes on
+    /// unchanged under the other.
+    func isEquivalent(to other: PeerCredential) -> Bool {
+        token.bytes == other.token.bytes && permissions == other.permissions && kind == other.kind
+            && grants == other.grants
     }
 }
 
@@ -126,10 +141,23 @@ public struct TokenBook: Sendable {
         credentials[name] = PeerCredential(token: token, permissions: permissions)
     }
 
+    /// The kinds and path rules of the book's names (see ``PathRules``): applied to the credential each
+    /// name gets from ``credential(name:replica:)``.
+    public var rules = PathRules()
+
+    /// The names (or replica ids in hex) the book files tokens under.
+    public var names: [String] { Array(credentials.keys) }
+
     /// The credential of a peer that introduced itself as `name` (may be empty) with id `replica`: the
-    /// one filed under its name (or id), else ``sharedCredential``.
+    /// one filed under its name (or id), with that name's kind and rules, else ``sharedCredential``.
     public func credential(name: String, replica: ReplicaID) -> PeerCredential? {
-        (name.isEmpty ? credentials[replica.description] : credentials[name]) ?? sharedCredential
+        let key = name.isEmpty ? replica.description : name
+        guard var credential = credentials[key] else { return sharedCredential }
+        if let entry = rules.entries[key] {
+            credential.kind = entry.kind
+            credential.grants = rules.grants(for: key)
+        }
+        return credential
     }
 }
 

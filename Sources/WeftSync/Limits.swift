@@ -55,6 +55,10 @@ public enum SyncLimits {
     public static let tokenBytesMax = 1024
     /// Longest credential name in a hello, in UTF-8 bytes.
     public static let nameBytesMax = 256
+    /// Most path rules one name may hold (``PathRules``): each request is checked against all of them.
+    public static let pathRulesPerNameMax = 256
+    /// Most segments of a path pattern: a path's deepest node, plus a `**` between each pair of keys.
+    public static let pathPatternSegmentsMax = 2 * CoreLimits.pathDepthMax + 1
 
     // MARK: - Errors and clients
 

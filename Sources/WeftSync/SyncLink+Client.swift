@@ -18,20 +18,18 @@ extension SyncLink {
         guard !client.pendingRequests.contains(request.id) else {
             throw SyncError(.protocolViolation, "request id \(request.id) is already waiting for a reply")
         }
-        if let denied = deniedAccess(request.command) {
-            let error = SyncError(
-                .permissionDenied, "no \(denied.access == .read ? "read" : "write") access to \(denied.path)")
-            outbox.send(.reply(ClientReply(id: request.id, result: .failed(error))))
+        if let denial = denial(of: request.command) {
+            outbox.send(.reply(ClientReply(id: request.id, result: .failed(denial))))
             return
         }
         switch request.command {
-        case .watch:
+        case .watch(let path):
             guard client.watches.count < SyncLimits.clientWatchesMax else {
                 throw SyncError(.limitExceeded, "more than \(SyncLimits.clientWatchesMax) watches are open")
             }
-            client.watches.insert(request.id)
+            client.watches[request.id] = path
         case .unwatch(let watchID):
-            client.watches.remove(watchID)
+            client.watches[watchID] = nil
         case .get, .set, .merge, .push, .increment, .status:
             break
         }
@@ -39,8 +37,9 @@ extension SyncLink {
         outbox.append(.handleRequest(request))
     }
 
-    /// The access a command needs and lacks, with the path where it lacks it; nil when allowed.
-    func deniedAccess(_ command: ClientCommand) -> (access: Grant, path: Path)? {
+    /// The refusal of a command the credential does not allow (naming the path and what it lacks); nil
+    /// when allowed. A merge needs write access at each child's path, resolved from the merged node.
+    func denial(of command: ClientCommand) -> SyncError? {
         let needs: [(Grant, Path)]
         switch command {
         case .get(let path), .watch(let path): needs = [(.read, path)]
@@ -48,11 +47,14 @@ extension SyncLink {
         // Its reply carries the value: a write-only grant must not read it by incrementing by zero.
         case .increment(let path, _, _): needs = [(.write, path), (.read, path)]
         case .merge(let path, let children):
-            needs = children.compactMap { child in (try? path.appending(child.relative)).map { (.write, $0) } }
+            // A child too deep to exist is checked at the merged node: the write fails anyway, never unchecked.
+            needs = children.map { child in (.write, (try? path.appending(child.relative)) ?? path) }
         case .unwatch: needs = []
         case .status: needs = [(.read, .root)]
         }
-        for (access, path) in needs where !permissions.allows(access, subtree: path) { return (access, path) }
+        for (access, path) in needs {
+            if let denial = denial(access, at: path) { return denial }
+        }
         return nil
     }
 
@@ -62,12 +64,12 @@ extension SyncLink {
         precondition(
             client.pendingRequests.remove(reply.id) != nil, "reply to request \(reply.id), which is not pending")
         if let frame = MessageCodec.encodeIfFits(.reply(reply)) {
-            if case .failed = reply.result { client.watches.remove(reply.id) }
+            if case .failed = reply.result { client.watches[reply.id] = nil }
             outbox.send(frame)
             return
         }
         // A value too large for one frame: the request fails, the session goes on.
-        client.watches.remove(reply.id)
+        client.watches[reply.id] = nil
         let error = SyncError(
             .limitExceeded,
             "the reply would be a frame of more than \(SyncLimits.frameBytesMax) bytes; read a smaller subtree")
@@ -80,7 +82,7 @@ extension SyncLink {
     ///   the client must learn it, so the session closes with that error.
     mutating func sendEvent(_ event: ClientEvent, outbox: inout Outbox) throws(SyncError) {
         precondition(servesClient, "events go to clients only")
-        guard client.watches.contains(event.watchID) else { return }
+        guard client.watches[event.watchID] != nil else { return }
         guard let frame = MessageCodec.encodeIfFits(.event(event)) else {
             throw SyncError(
                 .limitExceeded,
@@ -100,6 +102,12 @@ extension SyncLink {
         guard client.pendingRequests.insert(request.id).inserted else {
             throw SyncError(.requestFailed, "request id \(request.id) is already waiting for a reply")
         }
+        // Watches are remembered on this end too: the daemon may end one later with a failed reply.
+        switch request.command {
+        case .watch(let path): client.watches[request.id] = path
+        case .unwatch(let watchID): client.watches[watchID] = nil
+        default: break
+        }
         outbox.send(.request(request))
     }
 
@@ -109,8 +117,14 @@ extension SyncLink {
             throw SyncError(.unexpectedMessage, "a reply message is only expected by a client")
         }
         guard client.pendingRequests.remove(reply.id) != nil else {
-            throw SyncError(.protocolViolation, "a reply to request \(reply.id), which is not pending")
+            // A failed reply to an open watch ends it (the daemon's rules no longer let it read the path).
+            guard case .failed = reply.result, client.watches.removeValue(forKey: reply.id) != nil else {
+                throw SyncError(.protocolViolation, "a reply to request \(reply.id), which is not pending")
+            }
+            outbox.append(.deliverReply(reply))
+            return
         }
+        if case .failed = reply.result { client.watches[reply.id] = nil }
         outbox.append(.deliverReply(reply))
     }
 
@@ -121,4 +135,25 @@ extension SyncLink {
         }
         outbox.append(.deliverEvent(event))
     }
+}
+
+// MARK: - Credentials reloaded
+
+extension SyncLink {
+    /// Daemon side: the client's credential changed (the rules were reloaded). The session goes on under the
+    /// new one; each watch of a path it may no longer read ends with a failed reply carrying the watch's
+    /// id and `permissionDenied`, naming the path and the rule lacking, and sends no event after it.
+    mutating func updateCredential(_ new: PeerCredential, outbox: inout Outbox) {
+        precondition(servesClient, "only a client's credential changes in place")
+        credential = new
+        for (watchID, path) in client.watches.sorted(by: { $0.key < $1.key }) {
+            guard let denial = denial(.read, at: path) else { continue }
+            client.watches[watchID] = nil
+            let ended = SyncError(.permissionDenied, "watch \(watchID) of \(path) ended: \(denial.message)")
+            outbox.send(.reply(ClientReply(id: watchID, result: .failed(ended))))
+        }
+    }
+
+    /// The ids of the open watches (daemon side: those a change must still be sent to).
+    var openWatchIDs: Set<UInt64> { Set(client.watches.keys) }
 }

@@ -25,9 +25,11 @@ extension SyncLink {
         fresh.reserveCapacity(ops.count)
         if !writesEverywhere {
             for op in ops {
-                for anchor in op.anchors where !permissions.allows(.write, subtree: anchor) {
+                for anchor in op.anchors {
+                    guard let denial = denial(.write, at: anchor) else { continue }
                     throw SyncError(
-                        .permissionDenied, "the peer may not write \(anchor) (op \(op.sequence) of \(op.origin))")
+                        .permissionDenied,
+                        "the peer may not write \(anchor) (op \(op.sequence) of \(op.origin)): \(denial.message)")
                 }
             }
         }

@@ -18,8 +18,9 @@ struct SyncLink: Sendable {
     /// True when what the peer holds counts for stability: it is sent every op (``sendsOps``). A peer
     /// that is sent none cannot hold them through this session, so its hello and acks are not recorded.
     var countsForStability: Bool { sendsOps }
-    /// What the peer may read and write.
-    let permissions: PathPermissions
+    /// The credential the peer authenticated with: what it may read and write (its permissions and,
+    /// from a rules file, its grants). A client's changes in place when the rules are reloaded.
+    var credential: PeerCredential
     /// True when the peer may write anywhere (its ops need no check one by one).
     let writesEverywhere: Bool
     /// True when the peer is a client of this daemon.
@@ -76,21 +77,22 @@ struct SyncLink: Sendable {
         var nextTouch = 0
     }
 
-    /// Requests in flight and watches of a client conversation (either end).
+    /// Requests in flight and watches of a client conversation (either end): each watch by the id of the
+    /// request that opened it, with its path.
     struct ClientLedger: Sendable {
         var pendingRequests: Set<UInt64> = []
-        var watches: Set<UInt64> = []
+        var watches: [UInt64: Path] = [:]
     }
 
     init(
-        peer: Hello, permissions: PathPermissions, configuration: SyncConfiguration, sentVersionVector: VersionVector
+        peer: Hello, credential: PeerCredential, configuration: SyncConfiguration, sentVersionVector: VersionVector
     ) {
         self.peer = peer
         self.local = configuration.replica
-        self.permissions = permissions
+        self.credential = credential
         replicates = peer.role != .client && configuration.role != .client
-        sendsOps = replicates && permissions.allowsEverywhere(.read)
-        writesEverywhere = permissions.allowsEverywhere(.write)
+        sendsOps = replicates && Self.allowsEverywhere(.read, credential)
+        writesEverywhere = Self.allowsEverywhere(.write, credential)
         servesClient = peer.role == .client
         settings = Settings(
             batchOpsMax: configuration.batchOpsMax, batchBytesMax: configuration.batchBytesMax,
@@ -167,6 +169,21 @@ struct SyncLink: Sendable {
             total += sequence - outbound.acknowledged[origin]
         }
         return total
+    }
+
+    /// True when `credential` grants `access` over the whole tree.
+    static func allowsEverywhere(_ access: Grant, _ credential: PeerCredential) -> Bool {
+        credential.permissions.allowsEverywhere(access) && (credential.grants?.allowsEverywhere(access) ?? true)
+    }
+
+    /// The refusal of `access` to the subtree at `path`, or nil when the credential grants it: both its
+    /// permissions (prefixes, from the API) and its grants (patterns, from a rules file) must.
+    func denial(_ access: Grant, at path: Path) -> SyncError? {
+        if !credential.permissions.allows(access, subtree: path) {
+            let word = access == .read ? "read" : access == .write ? "write" : "read and write"
+            return SyncError(.permissionDenied, "no \(word) access to \(path)")
+        }
+        return credential.grants?.denial(access, at: path)
     }
 
     func requireReplication(_ message: MessageType) throws(SyncError) {

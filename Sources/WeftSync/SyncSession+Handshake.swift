@@ -48,12 +48,12 @@ extension SyncSession {
             Authenticator.verify(
                 proof, token: credential.token, prover: .initiator, initiator: initiator, acceptor: acceptor)
         else { throw authenticationFailed(peer) }
+        try checkKind(of: credential, peer: peer)
         let ownProof = Authenticator.proof(
             token: credential.token, prover: .acceptor, initiator: initiator, acceptor: acceptor)
         outbox.send(.welcome(ownProof))
         try becomeReady(
-            peer: peer, permissions: credential.permissions, handshake: handshake, source: source, outbox: &outbox,
-            now: now)
+            peer: peer, credential: credential, handshake: handshake, source: source, outbox: &outbox, now: now)
     }
 
     mutating func receiveWelcome(
@@ -66,14 +66,14 @@ extension SyncSession {
                 proof, token: credential.token, prover: .acceptor, initiator: (configuration.replica, handshake.nonce),
                 acceptor: (peer.replica, peer.nonce))
         else { throw authenticationFailed(peer) }
+        try checkKind(of: credential, peer: peer)
         try becomeReady(
-            peer: peer, permissions: credential.permissions, handshake: handshake, source: source, outbox: &outbox,
-            now: now)
+            peer: peer, credential: credential, handshake: handshake, source: source, outbox: &outbox, now: now)
     }
 
     /// Both sides are authenticated: set up the link, start the timers, send what the peer lacks.
     mutating func becomeReady(
-        peer: Hello, permissions: PathPermissions, handshake: Handshake, source: some OpSource, outbox: inout Outbox,
+        peer: Hello, credential: PeerCredential, handshake: Handshake, source: some OpSource, outbox: inout Outbox,
         now: UInt64
     ) throws(SyncError) {
         guard let sentVersionVector = handshake.sentVersionVector else {
@@ -81,7 +81,7 @@ extension SyncSession {
         }
         decoder.frameBytesMax = SyncLimits.frameBytesMax
         let link = SyncLink(
-            peer: peer, permissions: permissions, configuration: configuration, sentVersionVector: sentVersionVector)
+            peer: peer, credential: credential, configuration: configuration, sentVersionVector: sentVersionVector)
         state = .ready(link)
         lastReceivedAt = now
         outbox.append(.scheduleTimer(.idle, afterMilliseconds: configuration.idleTimeoutMilliseconds))
@@ -114,6 +114,17 @@ extension SyncSession {
         guard !(peer.role == .client && side == .initiator) else {
             throw SyncError(.roleMismatch, "a client does not accept connections")
         }
+    }
+
+    /// Refuses a peer whose token entry is of another kind than its hello's role: a client token opening a
+    /// peer session (it would be sent every op and could send ops under any origin), or a peer token a
+    /// client one. Checked only once the proof verified, so that a stranger learns nothing of the entry.
+    func checkKind(of credential: PeerCredential, peer: Hello) throws(SyncError) {
+        guard !credential.kind.admits(peer.role) else { return }
+        let who = peer.name.isEmpty ? "replica \(peer.replica)" : "\"\(peer.name)\""
+        let asked = peer.role == .client ? "a client session" : "a \(peer.role) session"
+        throw SyncError(
+            .roleMismatch, "\(who) holds a \(credential.kind) token, which cannot open \(asked)")
     }
 
     func authenticationFailed(_ peer: Hello) -> SyncError {

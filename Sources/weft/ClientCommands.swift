@@ -366,6 +366,9 @@ struct WatchCommand: AsyncParsableCommand {
                 // A reader that went away (`weft watch /x | head -1`) ends the watch, as it ends `yes`.
                 guard !end.hasEnded, let error = StandardStream.emit(value.jsonString() + "\n") else { return }
                 end.finish(error == EPIPE ? .outputClosed : .outputFailed(error))
+            } onEnd: { error in
+                // The daemon ended the watch: its rules, reloaded, no longer let this client read the path.
+                end.finish(.connectionClosed(error))
             }
             Task { end.finish(.connectionClosed(await client.waitUntilClosed())) }
             switch await end.wait() {

@@ -39,6 +39,12 @@ struct ServeCommand: AsyncParsableCommand {
     var tokens: String?
 
     @Option(
+        help: ArgumentHelp(
+            "The rules file: the kind (peer or client) of token entries and the paths each may read and write, "
+                + "one KIND NAME [ACCESS PATTERN] per line (see Docs/CLI.md). SIGHUP reloads it with --tokens."))
+    var rules: String?
+
+    @Option(
         help: "The name this daemon introduces itself with; peers and clients file its token under it.")
     var name: String = "weft"
 
@@ -78,6 +84,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("unknown --log-level \(logLevel)")
         }
+        guard rules == nil || tokens != nil else {
+            throw ValidationError("--rules needs --tokens: its names are entries of the token file")
+        }
         guard compactAfter >= 0 else {
             throw ValidationError("--compact-after needs 0 (never) or a number of ops, got \(compactAfter)")
         }
@@ -94,25 +103,18 @@ struct ServeCommand: AsyncParsableCommand {
         // Caught before anything slow (loading a large replica takes seconds): a stop asked at any moment
         // from here on is a clean one, where the default action would end the process without a word.
         let stop = StopSignal()
+        let reload = ReloadSignal()
         do {
-            try StopSignals.route().watch(stop: stop, logger: logger)
-            try await serve(stop: stop, logger: logger)
+            try StopSignals.route().watch(stop: stop, reload: reload, logger: logger)
+            try await serve(stop: stop, reload: reload, logger: logger)
         } catch {
             logger.critical("weft serve stopped on an error", metadata: ["error": "\(error)"])
             throw ExitCode(1)
         }
     }
 
-    private func serve(stop: StopSignal, logger: Logger) async throws {
-        var book = TokenBook()
-        if let tokens {
-            book = try TokenFile.load(path: tokens)
-            if book.isEmpty {
-                logger.warning("the token file \(tokens) has no entry: every peer and client will be refused")
-            }
-        } else {
-            logger.warning("no --tokens file: every peer and client will be refused")
-        }
+    private func serve(stop: StopSignal, reload: ReloadSignal, logger: Logger) async throws {
+        let book = try Self.loadTokens(tokens: tokens, rules: rules, logger: logger)
         try makeDirectory(of: db)
         var options = ReplicaOptions()
         options.durability = durability.durability
@@ -142,6 +144,9 @@ struct ServeCommand: AsyncParsableCommand {
             replica: replica.replicaID, role: role == .hub ? .hub : .peer, name: name, tokens: book)
         configuration.name = name
         let driver = try SyncDriver(replica: replica, configuration: configuration, logger: logger)
+        reload.setHandler { [tokens, rules] in
+            await Self.reloadTokens(tokens: tokens, rules: rules, into: driver, logger: logger)
+        }
         do {
             let (host, port) = try HostPort.parse(listen, option: "--listen")
             // Each connection holds a descriptor: the usual soft limit (1024) is below the connections a
@@ -186,6 +191,49 @@ struct ServeCommand: AsyncParsableCommand {
         await replica.shutdown()
         if let failure { throw failure }
         logger.info("weft serve stopped cleanly")
+    }
+}
+
+extension ServeCommand {
+    /// The token book from `--tokens`, with the kinds and rules of `--rules`.
+    private static func loadTokens(tokens: String?, rules: String?, logger: Logger) throws -> TokenBook {
+        guard let tokens else {
+            logger.warning("no --tokens file: every peer and client will be refused")
+            return TokenBook()
+        }
+        var book = try TokenFile.load(path: tokens)
+        if book.isEmpty {
+            logger.warning("the token file \(tokens) has no entry: every peer and client will be refused")
+        }
+        if let rules {
+            book.rules = try RulesFile.load(path: rules, names: Set(book.names))
+            let restricted = book.rules.entries.values.filter { !$0.rules.isEmpty }.count
+            logger.info(
+                "rules loaded",
+                metadata: [
+                    "rules": "\(rules)", "names": "\(book.rules.entries.count)", "restricted": "\(restricted)",
+                    "unmentioned": "\(book.names.count - book.rules.entries.count)",
+                ])
+        }
+        return book
+    }
+
+    /// On SIGHUP: reads both files again and hands the new book to the driver; a file that no longer parses
+    /// changes nothing (the daemon goes on with the book it has, and says why).
+    private static func reloadTokens(tokens: String?, rules: String?, into driver: SyncDriver, logger: Logger) async {
+        let book: TokenBook
+        do {
+            book = try loadTokens(tokens: tokens, rules: rules, logger: logger)
+        } catch {
+            logger.error(
+                "reload refused: the token and rules in force are kept", metadata: ["error": "\(error)"])
+            return
+        }
+        do {
+            try await driver.updateTokens(book)
+        } catch {
+            logger.warning("reload not applied", metadata: ["error": "\(error)"])
+        }
     }
 }
 

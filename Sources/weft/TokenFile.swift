@@ -11,7 +11,8 @@ import WeftSync
 /// ```
 ///
 /// The secret is the rest of the line after the name and spaces (16 to 1024 bytes); every entry gets full
-/// read and write permissions.
+/// read and write permissions and may open either kind of session, unless a rules file (``RulesFile``)
+/// says otherwise.
 enum TokenFile {
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -24,29 +25,29 @@ enum TokenFile {
     static let bytesMax = 16 * 1024 * 1024
 
     static func load(path: String) throws -> TokenBook {
+        try parse(try readText(path: path, what: "token file"), source: path)
+    }
+
+    /// The UTF-8 text of a configuration file (`what` names it in errors), at most ``bytesMax``.
+    static func readText(path: String, what: String) throws -> String {
+        let unreadable = { (reason: String) in Failure(description: "cannot read the \(what) \(path): \(reason)") }
         // Read with the system's calls: Foundation's errors describe a directory as "(NSCocoaErrorDomain
         // error 256.)", and the system's reason is what tells the operator what to fix.
         let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { throw unreadable(path, String(cString: strerror(errno))) }
+        guard descriptor >= 0 else { throw unreadable(String(cString: strerror(errno))) }
         defer { close(descriptor) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw unreadable(path, String(cString: strerror(errno))) }
+            guard count >= 0 else { throw unreadable(String(cString: strerror(errno))) }
             guard count > 0 else { break }
             bytes += chunk[0..<count]
-            guard bytes.count <= bytesMax else { throw unreadable(path, "it holds more than \(bytesMax >> 20) MiB") }
+            guard bytes.count <= bytesMax else { throw unreadable("it holds more than \(bytesMax >> 20) MiB") }
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw unreadable(path, "it is not UTF-8 text")
-        }
-        return try parse(text, source: path)
-    }
-
-    private static func unreadable(_ path: String, _ reason: String) -> Failure {
-        Failure(description: "cannot read the token file \(path): \(reason)")
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw unreadable("it is not UTF-8 text") }
+        return text
     }
 
     static func parse(_ text: String, source: String) throws -> TokenBook {

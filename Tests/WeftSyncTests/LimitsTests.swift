@@ -3,6 +3,13 @@ import WeftCore
 @testable import WeftSync
 
 @Suite struct SyncLimitsTests {
+    @Test func aPatternHasRoomForADoubleStarAroundEveryKeyOfTheDeepestPath() throws {
+        #expect(SyncLimits.pathPatternSegmentsMax == 2 * CoreLimits.pathDepthMax + 1)
+        let deepest = "/" + Array(repeating: "**/k", count: CoreLimits.pathDepthMax).joined(separator: "/") + "/**"
+        #expect(throws: Never.self) { try PathPattern(deepest) }
+        #expect(throws: SyncError.self) { try PathPattern(deepest + "/k") }
+    }
+
     @Test func limitsAreOrdered() {
         #expect(SyncLimits.batchBytesMax > 0)
         #expect(SyncLimits.batchBytesMax <= SyncLimits.windowBytesMax)

@@ -27,6 +27,7 @@ public final class SyncClient: @unchecked Sendable {
     private var ready: CheckedContinuation<Result<Void, WeftError>, Never>?
     private var pending: [UInt64: CheckedContinuation<Result<Value, WeftError>, Never>] = [:]
     private var eventHandlers: [UInt64: @Sendable (ClientEvent) -> Void] = [:]
+    private var endHandlers: [UInt64: @Sendable (WeftError) -> Void] = [:]
     private var closedError: WeftError?
     private var closeWaiters: [CheckedContinuation<WeftError?, Never>] = []
     private var nextRequestID: UInt64 = 1
@@ -106,11 +107,15 @@ public final class SyncClient: @unchecked Sendable {
         try await send(command, onEvent: nil)
     }
 
-    /// Watches a path: `onEvent` receives its value now and after every change, until the connection closes.
+    /// Watches a path: `onEvent` receives its value now and after every change, until the connection closes
+    /// or the daemon ends the watch: then `onEnd` gets why (`authentication` when its rules, reloaded, no
+    /// longer let this client read the path).
     ///
     /// - Throws: what ``request(_:)`` throws.
-    public func watch(_ path: Path, onEvent: @escaping @Sendable (Value) -> Void) async throws(WeftError) {
-        _ = try await send(.watch(path)) { onEvent($0.value) }
+    public func watch(
+        _ path: Path, onEvent: @escaping @Sendable (Value) -> Void, onEnd: (@Sendable (WeftError) -> Void)? = nil
+    ) async throws(WeftError) {
+        _ = try await send(.watch(path), onEnd: onEnd) { onEvent($0.value) }
     }
 
     /// Waits until the connection closes; returns why (nil for a clean close).
@@ -152,9 +157,10 @@ public final class SyncClient: @unchecked Sendable {
             + UInt64(elapsed.components.attoseconds / 1_000_000_000_000_000)
     }
 
-    private func send(_ command: ClientCommand, onEvent: (@Sendable (ClientEvent) -> Void)?) async throws(WeftError)
-        -> Value
-    {
+    private func send(
+        _ command: ClientCommand, onEnd: (@Sendable (WeftError) -> Void)? = nil,
+        onEvent: (@Sendable (ClientEvent) -> Void)?
+    ) async throws(WeftError) -> Value {
         let result = await withCheckedContinuation {
             (continuation: CheckedContinuation<Result<Value, WeftError>, Never>) in
             do {
@@ -167,6 +173,7 @@ public final class SyncClient: @unchecked Sendable {
                             ClientRequest(id: id, command: command), now: self.now)
                         self.pending[id] = continuation
                         if let onEvent { self.eventHandlers[id] = onEvent }
+                        if let onEnd { self.endHandlers[id] = onEnd }
                         self.perform(actions)
                     } catch {
                         continuation.resume(returning: .failure(WeftError(.sync, "\(error)")))
@@ -260,11 +267,14 @@ public final class SyncClient: @unchecked Sendable {
                     continuation?.resume(returning: .success(value))
                 case .failed(let error):
                     eventHandlers[reply.id] = nil
+                    let onEnd = endHandlers.removeValue(forKey: reply.id)
                     // A reply is the daemon's answer to this request, not an error of the session: it
                     // reads "requestFailed: …", which the command line maps to its own exit code.
                     var refusal = error
                     refusal.raisedByPeer = false
                     continuation?.resume(returning: .failure(Self.publicError(refusal)))
+                    // No request waits: the daemon ended an open watch.
+                    if continuation == nil { onEnd?(Self.publicError(refusal)) }
                 }
             case .deliverEvent(let event):
                 eventHandlers[event.watchID]?(event)

@@ -89,6 +89,11 @@ final class _SyncClientService: @unchecked Sendable {
         return ClientEvent(watchID: watchID, path: watch.path, value: watch.lastValue)
     }
 
+    /// Forgets watches the session ended (a reload of the rules took their path away).
+    func endWatches(_ watchIDs: Set<UInt64>, channel: ObjectIdentifier) {
+        for watchID in watchIDs { watches[channel]?[watchID] = nil }
+    }
+
     /// Forgets the watches of a closed channel.
     func channelClosed(_ channel: ObjectIdentifier) {
         watches[channel] = nil

@@ -17,9 +17,7 @@ extension SyncDriver {
         loop.preconditionInLoopThreadForDriver()
         guard !isShuttingDown else { return connection.close() }
         var configuration = self.configuration
-        if let token = side == .initiator ? outbound?.token : listenerToken {
-            configuration.tokens.sharedCredential = PeerCredential(token: token)
-        }
+        configuration.tokens = tokens(side: side, outbound: outbound)
         let session: SyncSession
         do {
             session = try SyncSession(configuration: configuration)
@@ -59,6 +57,16 @@ extension SyncDriver {
             channel.session.onStart(side, nonce: nonce, source: source, now: now),
             on: channel)
         publishStatus()
+    }
+
+    /// The book a session on `side` looks its peer up in: the driver's, with the token given for the dialled
+    /// address or the listener as the shared credential.
+    func tokens(side: SyncSide, outbound: _OutboundPeer?) -> TokenBook {
+        var tokens = configuration.tokens
+        if let token = side == .initiator ? outbound?.token : listenerToken {
+            tokens.sharedCredential = PeerCredential(token: token)
+        }
+        return tokens
     }
 
     /// One frame's payload (type byte first) arrived: the session reads it with its header put back.

@@ -25,7 +25,9 @@ public final class SyncDriver: @unchecked Sendable {
     /// The loop that owns the sockets and timers (a daemon also installs its signal handlers there).
     public let loop: EventLoop
     let target: any SyncTarget
-    let configuration: SyncConfiguration
+    /// Who this replica is, its tokens and pacing; its tokens change on ``updateTokens(_:)`` (loop-confined
+    /// from then on).
+    var configuration: SyncConfiguration
     let logger: Logger
     /// Serves daemon clients, when the driver was given a replica to serve them from.
     let clientService: _SyncClientService?
