@@ -49,7 +49,8 @@ import Testing
         #expect(result.status == 4, "\(what): \(result.stderr)", sourceLocation: sourceLocation)
         #expect(result.stderr.contains("permissionDenied"), "\(what): \(result.stderr)", sourceLocation: sourceLocation)
         #expect(
-            result.stderr.contains("access to \(path) for"), "\(what): \(result.stderr)", sourceLocation: sourceLocation)
+            result.stderr.contains("access to \(path) for"), "\(what): \(result.stderr)", sourceLocation: sourceLocation
+        )
     }
 
     @Test func twoClientsAreEachKeptToTheirOwnSubtree() throws {
@@ -65,20 +66,28 @@ import Testing
         #expect(try Self.run(hub, as: "alice", ["get", "/users/alice/score"]).stdout == "1")
         #expect(try Self.run(hub, as: "alice", ["get", "/public/news"]).stdout == "\"hello\"")
         #expect(try Self.run(hub, as: "bob", ["set", "/users/bob/score", "2"]).status == 0)
-        Self.expectDenied(try Self.run(hub, as: "alice", ["get", "/users/bob/secret"]), "alice reads bob's", path: "/users/bob/secret")
-        Self.expectDenied(try Self.run(hub, as: "bob", ["get", "/users/alice"]), "bob reads alice's", path: "/users/alice")
-        Self.expectDenied(try Self.run(hub, as: "alice", ["set", "/users/bob/x", "1"]), "alice writes bob's", path: "/users/bob/x")
+        Self.expectDenied(
+            try Self.run(hub, as: "alice", ["get", "/users/bob/secret"]), "alice reads bob's", path: "/users/bob/secret"
+        )
+        Self.expectDenied(
+            try Self.run(hub, as: "bob", ["get", "/users/alice"]), "bob reads alice's", path: "/users/alice")
+        Self.expectDenied(
+            try Self.run(hub, as: "alice", ["set", "/users/bob/x", "1"]), "alice writes bob's", path: "/users/bob/x")
         Self.expectDenied(try Self.run(hub, as: "alice", ["get", "/users"]), "alice reads the parent", path: "/users")
         Self.expectDenied(try Self.run(hub, as: "alice", ["get", "/"]), "alice reads the root", path: "/")
-        Self.expectDenied(try Self.run(hub, as: "alice", ["set", "/public/news", "1"]), "alice writes /public", path: "/public/news")
-        Self.expectDenied(try Self.run(hub, as: "alice", ["incr", "/users/bob/score"]), "alice increments bob's", path: "/users/bob/score")
+        Self.expectDenied(
+            try Self.run(hub, as: "alice", ["set", "/public/news", "1"]), "alice writes /public", path: "/public/news")
+        Self.expectDenied(
+            try Self.run(hub, as: "alice", ["incr", "/users/bob/score"]), "alice increments bob's",
+            path: "/users/bob/score")
         // `..` is resolved before the rules are applied: it leads to bob's subtree, and is refused there.
         Self.expectDenied(
             try Self.run(hub, as: "alice", ["set", "/users/alice/../bob/x", "1"]), "alice climbs with ..",
             path: "/users/bob/x")
 
         // merge: deep keys inside her subtree pass; one child in bob's refuses the whole merge.
-        #expect(try Self.run(hub, as: "alice", ["merge", "/users/alice", #"{"deep/er/key": 3, "top": 4}"#]).status == 0)
+        #expect(
+            try Self.run(hub, as: "alice", ["merge", "/users/alice", #"{"deep/er/key": 3, "top": 4}"#]).status == 0)
         #expect(try Self.run(hub, as: "alice", ["get", "/users/alice/deep/er/key"]).stdout == "3")
         Self.expectDenied(
             try Self.run(hub, as: "alice", ["merge", "/users", #"{"alice/a": 1, "bob/b": 2}"#]), "a merge across",
@@ -87,14 +96,18 @@ import Testing
             try Self.run(hub, as: "alice", ["merge", "/users/alice/..", #"{"bob/deep/c": 1}"#]), "a merge at ..",
             path: "/users/bob/deep/c")
         _ = try Self.run(hub, as: "alice", ["merge", "/users/alice", #"{"../bob/y": 1}"#])
-        #expect(try Self.run(hub, as: "alice", ["get", "/users/alice/a"]).stdout == "null", "a refused merge writes nothing")
+        #expect(
+            try Self.run(hub, as: "alice", ["get", "/users/alice/a"]).stdout == "null", "a refused merge writes nothing"
+        )
         #expect(
             try Self.run(hub, as: "admin", ["get", "/users/bob"]).stdout == #"{"score":2,"secret":"b"}"#,
             "nothing alice sent reached bob's subtree")
 
         // watch: her own subtree streams; a parent holding bob's data is refused, not filtered.
-        Self.expectDenied(try Self.run(hub, as: "alice", ["watch", "/users"]), "alice watches the parent", path: "/users")
-        let watch = try WatchProcess(hub, as: "alice", token: Self.aliceToken, path: "/users/alice/score", scratch: scratch)
+        Self.expectDenied(
+            try Self.run(hub, as: "alice", ["watch", "/users"]), "alice watches the parent", path: "/users")
+        let watch = try WatchProcess(
+            hub, as: "alice", token: Self.aliceToken, path: "/users/alice/score", scratch: scratch)
         defer { watch.stop() }
         try eventually("alice's watch prints the value") { watch.output.contains("1") }
         #expect(try Self.run(hub, as: "alice", ["set", "/users/alice/score", "5"]).status == 0)
@@ -144,7 +157,8 @@ import Testing
         #expect(try Self.run(hub, as: "admin", ["set", "/public/news", "\"v2\""]).status == 0)
         try eventually("bob's watch goes on") { bob.output.contains("v2") }
         #expect(bob.process.isRunning)
-        Self.expectDenied(try Self.run(hub, as: "alice", ["get", "/public/news"]), "alice after the reload", path: "/public/news")
+        Self.expectDenied(
+            try Self.run(hub, as: "alice", ["get", "/public/news"]), "alice after the reload", path: "/public/news")
         #expect(try Self.run(hub, as: "alice", ["set", "/users/alice/x", "1"]).status == 0, "alice keeps her own")
 
         // bob's token removed: his session is closed, and his token no longer opens one.
@@ -176,8 +190,10 @@ import Testing
         ] {
             let rules = try scratch.write("rules", text + "\n")
             let serve = try WeftBinary.run(
-                ["serve", "--db", scratch.file("hub.sqlite"), "--listen", "127.0.0.1:0", "--tokens", tokens,
-                 "--rules", rules],
+                [
+                    "serve", "--db", scratch.file("hub.sqlite"), "--listen", "127.0.0.1:0", "--tokens", tokens,
+                    "--rules", rules,
+                ],
                 token: Self.adminToken, seconds: 10)
             #expect(serve.status == 1)
             #expect(serve.stderr.contains(reason), "\(serve.stderr)")

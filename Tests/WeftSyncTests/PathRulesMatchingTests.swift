@@ -72,7 +72,8 @@ import WeftCore
     @Test func grantsAddUpAndEverythingElseIsDeniedOnceANameHasARule() throws {
         try rules.check(client: "alice", path: path("/users/alice/x"), access: .readWrite)
         try rules.check(client: "alice", path: path("/public/news"), access: .read)
-        for (target, access) in [("/users/bob", Grant.read), ("/users", .read), ("/public/news", .write), ("/", .read)] {
+        for (target, access) in [("/users/bob", Grant.read), ("/users", .read), ("/public/news", .write), ("/", .read)]
+        {
             #expect(throws: SyncError.self) { try rules.check(client: "alice", path: path(target), access: access) }
         }
     }
