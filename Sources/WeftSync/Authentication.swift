@@ -98,8 +98,12 @@ public struct PeerCredential: Sendable {
     /// True when `other` holds the same secret, kind and access: a session authenticated with one goes on
     /// unchanged under the other.
     func isEquivalent(to other: PeerCredential) -> Bool {
-        token.bytes == other.token.bytes && permissions == other.permissions && kind == other.kind
-            && grants == other.grants
+        token.bytes == other.token.bytes && kind == other.kind && grantsSameAccess(as: other)
+    }
+
+    /// True when `other` allows the same reads and writes (its secret and kind aside).
+    func grantsSameAccess(as other: PeerCredential) -> Bool {
+        permissions == other.permissions && grants == other.grants
     }
 }
 

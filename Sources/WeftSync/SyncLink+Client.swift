@@ -63,6 +63,10 @@ extension SyncLink {
         precondition(servesClient, "replies go to clients only")
         precondition(
             client.pendingRequests.remove(reply.id) != nil, "reply to request \(reply.id), which is not pending")
+        if let ended = client.endedWatches.removeValue(forKey: reply.id) {
+            outbox.send(.reply(ClientReply(id: reply.id, result: .failed(ended))))
+            return
+        }
         if let frame = MessageCodec.encodeIfFits(.reply(reply)) {
             if case .failed = reply.result { client.watches[reply.id] = nil }
             outbox.send(frame)
@@ -144,13 +148,21 @@ extension SyncLink {
     /// new one; each watch of a path it may no longer read ends with a failed reply carrying the watch's
     /// id and `permissionDenied`, naming the path and the rule lacking, and sends no event after it.
     mutating func updateCredential(_ new: PeerCredential, outbox: inout Outbox) {
-        precondition(servesClient, "only a client's credential changes in place")
         credential = new
+        // A replicating peer's access never changes in place (the session closes instead), and a client's own
+        // end watches nothing on the daemon's behalf.
+        guard servesClient else { return }
         for (watchID, path) in client.watches.sorted(by: { $0.key < $1.key }) {
             guard let denial = denial(.read, at: path) else { continue }
             client.watches[watchID] = nil
             let ended = SyncError(.permissionDenied, "watch \(watchID) of \(path) ended: \(denial.message)")
-            outbox.send(.reply(ClientReply(id: watchID, result: .failed(ended))))
+            if client.pendingRequests.contains(watchID) {
+                // The owner has not answered the watch yet: its answer becomes this refusal, so that the
+                // client gets one reply for its request, not an answer after the end.
+                client.endedWatches[watchID] = ended
+            } else {
+                outbox.send(.reply(ClientReply(id: watchID, result: .failed(ended))))
+            }
         }
     }
 

@@ -82,6 +82,8 @@ struct SyncLink: Sendable {
     struct ClientLedger: Sendable {
         var pendingRequests: Set<UInt64> = []
         var watches: [UInt64: Path] = [:]
+        /// Watches a reload ended before the owner answered them, with the refusal their answer becomes.
+        var endedWatches: [UInt64: SyncError] = [:]
     }
 
     init(

@@ -119,10 +119,11 @@ extension SyncSession {
                 }
             } else if link.credential.isEquivalent(to: credential) {
                 break
-            } else if link.replicates {
+            } else if link.replicates, !link.credential.grantsSameAccess(as: credential) {
                 let reason = "the rules of \(who) changed: the session ends; dial again to replicate under the new ones"
                 fail(SyncError(.permissionDenied, reason), outbox: &outbox)
-            } else if link.servesClient {
+            } else {
+                // A client, or a peer whose kind only was named: the session goes on under the new credential.
                 withLinkNoThrow { $0.updateCredential(credential, outbox: &outbox) }
             }
         }

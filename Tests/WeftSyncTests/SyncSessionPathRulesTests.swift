@@ -244,6 +244,32 @@ import WeftCore
         #expect(actions.errorSent?.message.contains("the rules of \"leaf1\" changed") == true)
     }
 
+    @Test func aWatchEndedBeforeTheOwnerAnsweredItGetsOneReplyTheRefusal() {
+        var harness = connect(name: "alice", role: .client)
+        send(&harness, [ClientRequest(id: 5, command: .watch(path("/public/news")))])
+        #expect(harness.endpoints[1].requests.map(\.id) == [5])
+        _ = reload(&harness, Self.book(name: "alice", rules: Self.rules(publicReadable: false)))
+        #expect(harness.endpoints[0].replies.isEmpty, "the watch is still waiting for its answer")
+        answer(&harness, ClientReply(id: 5, result: .ok(.null)))
+        #expect(harness.endpoints[0].replies.count == 1)
+        #expect(refusal(harness, id: 5)?.code == .permissionDenied)
+        #expect(harness.endpoints[0].session.phase == .connected)
+        event(&harness, watch: 5, at: "/public/news", .int(1))
+        #expect(harness.endpoints[0].events.isEmpty)
+    }
+
+    @Test func aReloadThatOnlyNamesAPeersKindKeepsItsSession() {
+        var rulesBefore = PathRules()
+        try! rulesBefore.add(try! PathRule(grant: .readWrite, pattern: "/"), for: "paris")
+        var harness = connect(name: "paris", role: .peer, rules: rulesBefore)
+        #expect(harness.endpoints[1].session.phase == .connected)
+        var rulesAfter = rulesBefore
+        try! rulesAfter.setKind(.peer, for: "paris")
+        let actions = reload(&harness, Self.book(name: "paris", rules: rulesAfter))
+        #expect(actions.isEmpty)
+        #expect(harness.endpoints[1].session.phase == .connected)
+    }
+
     @Test func aClientAcceptsTheEndOfAnOpenWatchButNoReplyToAnythingElse() {
         var harness = aliceWatching()
         // A failed reply to a watch that is not open is still a protocol violation.
