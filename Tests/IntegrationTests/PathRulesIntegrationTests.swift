@@ -177,6 +177,38 @@ import Testing
         #expect(try Self.run(hub, as: "alice", ["get", "/users/alice/x"]).stdout == "1")
     }
 
+    @Test func aPeerLimitedToItsSubtreeWritesThereAndNowhereElse() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let leafToken = "leaf1's secret, long enough for a token"
+        let tokens = try scratch.write("tokens", "leaf1 \(leafToken)\nadmin \(Self.adminToken)\n")
+        let rules = try scratch.write("rules", "peer leaf1 readwrite /stores/$name/**\nclient admin\n")
+        let hub = try Daemon(
+            database: scratch.file("hub.sqlite"), tokens: tokens, name: "hub", options: ["--rules", rules])
+        defer { hub.stop() }
+        let leafTokens = try scratch.write("leaf-tokens", "hub \(leafToken)\nadmin \(Self.adminToken)\n")
+        let leaf = try Daemon(
+            database: scratch.file("leaf.sqlite"), peers: [hub.port], tokens: leafTokens, name: "leaf1")
+        defer { leaf.stop() }
+        func run(_ daemon: Daemon, _ name: String, _ arguments: [String]) throws -> String {
+            try WeftBinary.run(
+                [arguments[0], "--server", "127.0.0.1:\(daemon.port)", "--server-name", name, "--name", "admin"]
+                    + arguments.dropFirst(), token: Self.adminToken
+            ).stdout
+        }
+        #expect(try run(hub, "hub", ["set", "/stores/leaf2/stock", "7"]) == #"{"ok":true}"#)
+        #expect(try run(leaf, "leaf1", ["set", "/stores/leaf1/stock", "5"]) == #"{"ok":true}"#)
+        try eventually("the leaf's write in its subtree to reach the hub") {
+            try run(hub, "hub", ["get", "/stores/leaf1/stock"]) == "5"
+        }
+        #expect(try run(leaf, "leaf1", ["get", "/stores/leaf2"]) == "null", "a limited peer is sent nothing")
+        #expect(try run(leaf, "leaf1", ["set", "/stores/leaf2/stock", "0"]) == #"{"ok":true}"#)
+        try eventually("the hub to refuse the leaf's write outside its subtree") {
+            hub.log.contains("the peer may not write /stores/leaf2/stock")
+        }
+        #expect(try run(hub, "hub", ["get", "/stores/leaf2/stock"]) == "7")
+    }
+
     @Test func aRulesFileThatNamesNoEntryOrCannotBeParsedStopsTheDaemonAtStart() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
