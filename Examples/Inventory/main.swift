@@ -182,7 +182,9 @@ func run() async throws {
     try await waitUntilConverged(warehouse, shop)
     try check(try await stock.child("gadget").value() == 2, "2 gadgets are left at the warehouse")
     try check(try await shopStock.child("gadget").value() == 2, "and at the shop")
-    for result in racers { if let receipt = result.receipt { try check(receipt.status == .stable, "the winner is stable") } }
+    for result in racers {
+        if let receipt = result.receipt { try check(receipt.status == .stable, "the winner is stable") }
+    }
 
     print("6. a sale at the shop, as one batch: stock, sale record and counter together")
     let sales = try shop.node(at: "/inventory/sales")

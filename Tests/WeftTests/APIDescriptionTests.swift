@@ -34,7 +34,10 @@ import WeftCore
         try await list.set(["a": 1, "b": 2])
         let events = Collector<String>()
         let token = list.subscribe(to: .childAddition) { events.append("\($0)") }
-        #expect(await events.wait(for: 2) == ["childAddition /list/a 1 (initial)", "childAddition /list/b 2 after a (initial)"])
+        #expect(
+            await events.wait(for: 2) == [
+                "childAddition /list/a 1 (initial)", "childAddition /list/b 2 after a (initial)",
+            ])
         token.invalidate()
         await replica.shutdown()
     }

@@ -68,12 +68,14 @@ import WeftCore
         try await node.set(5)
         let values = Collector<Value>()
         let ends = Collector<Bool>()
-        let live = node.publisher().sink(receiveCompletion: { _ in ends.append(true) }, receiveValue: { values.append($0.value) })
+        let live = node.publisher().sink(
+            receiveCompletion: { _ in ends.append(true) }, receiveValue: { values.append($0.value) })
         #expect(await values.wait(for: 1) == [5])
         await replica.shutdown()
         #expect(await ends.wait(for: 1) == [true])
         let late = Collector<Bool>()
-        let after = node.publisher(as: Int.self).sink(receiveCompletion: { _ in late.append(true) }, receiveValue: { _ in })
+        let after = node.publisher(as: Int.self).sink(
+            receiveCompletion: { _ in late.append(true) }, receiveValue: { _ in })
         #expect(await late.wait(for: 1) == [true], "subscribed after shutdown, it finishes")
         live.cancel()
         after.cancel()

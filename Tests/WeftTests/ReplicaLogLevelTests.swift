@@ -32,4 +32,32 @@ import WeftCore
         #expect(own[metadataKey: "peer"] == "a")
         #expect(Logger.weft(label: "test.other").logLevel == .critical)
     }
+
+    @Test func messagesBelowTheLevelAreDropped() {
+        let saved = Replica.logLevel
+        defer { Replica.logLevel = saved }
+        let captured = Collector<String>()
+        var logger = Logger(label: "test.capture") { _ in CapturingHandler(captured: captured) }
+        logger.handler = WeftLogHandler(wrapping: logger.handler)
+        Replica.logLevel = .warning
+        logger.info("sync listening")
+        logger.warning("peer refused")
+        Replica.logLevel = .info
+        logger.info("sync driver stopped")
+        #expect(captured.values == ["peer refused", "sync driver stopped"])
+    }
+}
+
+/// Keeps the messages it is given.
+private struct CapturingHandler: LogHandler {
+    let captured: Collector<String>
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) { captured.append("\(event.message)") }
 }

@@ -5,43 +5,6 @@ import WeftCore
 // Subscriptions that say when they end: the seed's `subscribe(…, onEvent:, onCompletion:)`, and Dflat's
 // `subscribe(object:)`, which ends when its object is deleted.
 
-/// Why a callback subscription ended without the app invalidating its token (an invalidated token ends
-/// silently, as a cancelled Combine subscription does).
-public enum SubscriptionEnd: Sendable, Hashable, CustomStringConvertible {
-    /// The replica shut down; every event before it was delivered.
-    case shutDown
-    /// The replica was already shut down when the subscription was made: no event came.
-    case shutDownBeforeStart
-
-    /// `shutDown` or `shutDownBeforeStart`.
-    public var description: String {
-        switch self {
-        case .shutDown: return "shutDown"
-        case .shutDownBeforeStart: return "shutDownBeforeStart"
-        }
-    }
-}
-
-/// What an object subscription hands its handler (Dflat's `SubscribedObject`).
-///
-/// ```swift
-/// let token = order.subscribe(object: Order.self, queue: .main) { update in
-///     switch update {
-///     case .updated(let order): render(order)
-///     case .deleted: dismiss()          // the last call: the subscription has ended
-///     }
-/// }
-/// ```
-public enum SubscribedObject<Object> {
-    /// The node holds this value now (the first call gives the value at the time of subscribing).
-    case updated(Object)
-    /// The node was deleted (or was absent when subscribed); no call follows.
-    case deleted
-}
-
-extension SubscribedObject: Sendable where Object: Sendable {}
-extension SubscribedObject: Equatable where Object: Equatable {}
-
 extension DataNode {
     /// Calls `onEvent` for each event of one type, and `onCompletion` once if the subscription ends
     /// without the app invalidating the token (the seed's `subscribe(…, onEvent:, onCompletion:)`).

@@ -127,7 +127,9 @@ extension SyncDriverStatus: CustomStringConvertible {
     /// print(replica.syncStatus)
     /// ```
     public var description: String {
-        var lines = ["listening on \(listeningAddress ?? "nothing"), \(connectedCount) of \(peers.count) peers connected"]
+        var lines = [
+            "listening on \(listeningAddress ?? "nothing"), \(connectedCount) of \(peers.count) peers connected"
+        ]
         lines += peers.map { "  \($0)" }
         return lines.joined(separator: "\n")
     }
