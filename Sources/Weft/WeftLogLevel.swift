@@ -10,8 +10,10 @@ extension Replica {
     ///
     /// It applies at once to every logger Weft made, before or after the call: the default logger of
     /// ``ReplicaSyncOptions``, of `SyncDriver` and of `SyncClient`, and the log of a failed `node <- value`.
-    /// A logger the app hands to Weft (``ReplicaSyncOptions/logger``) keeps its own level; so does one of
-    /// Weft's whose `logLevel` the app set.
+    /// A message passes when it is at least this level and the level of the handler the logging system
+    /// made (swift-log's default handler: `.info`), so an app that bootstrapped the logging system at
+    /// `.warning` stays quiet. A logger the app hands to Weft (``ReplicaSyncOptions/logger``) keeps its
+    /// own level; so does one of Weft's whose `logLevel` the app set (`.debug` included).
     ///
     /// ```swift
     /// Replica.logLevel = .warning   // only warnings and errors from Weft
@@ -46,7 +48,8 @@ final class WeftLogLevel: @unchecked Sendable {
 
 /// Forwards to the handler the logging system made, with the level read from ``WeftLogLevel`` (or set
 /// on this logger) at each message: loggers are values copied into drivers and sessions, so a level
-/// stored in each copy could not be changed afterwards.
+/// stored in each copy could not be changed afterwards. Unless set here, the stricter of Weft's level
+/// and the wrapped handler's holds.
 struct WeftLogHandler: LogHandler {
     private var inner: any LogHandler
     private var ownLevel: Logger.Level?
@@ -54,7 +57,7 @@ struct WeftLogHandler: LogHandler {
     init(wrapping inner: any LogHandler) { self.inner = inner }
 
     var logLevel: Logger.Level {
-        get { ownLevel ?? WeftLogLevel.shared.level }
+        get { ownLevel ?? max(WeftLogLevel.shared.level, inner.logLevel) }
         set { ownLevel = newValue }
     }
 

@@ -14,6 +14,7 @@ import WeftCore
         defer { Replica.logLevel = saved }
         Replica.logLevel = .warning
         let after = Logger.weft(label: "test.after")
+        // The logging system's default handler is at `.info`: the stricter level holds.
         #expect(before.logLevel == .warning)
         #expect(after.logLevel == .warning)
         #expect(ReplicaSyncOptions().logger.logLevel == .warning)
@@ -45,6 +46,22 @@ import WeftCore
         Replica.logLevel = .info
         logger.info("sync driver stopped")
         #expect(captured.values == ["peer refused", "sync driver stopped"])
+    }
+
+    @Test func aHandlerAtAStricterLevelStaysQuiet() {
+        let saved = Replica.logLevel
+        defer { Replica.logLevel = saved }
+        let captured = Collector<String>()
+        var logger = Logger(label: "test.strict") { _ in
+            var handler = CapturingHandler(captured: captured)
+            handler.logLevel = .error
+            return handler
+        }
+        logger.handler = WeftLogHandler(wrapping: logger.handler)
+        Replica.logLevel = .info
+        logger.info("sync listening")
+        logger.error("disk full")
+        #expect(captured.values == ["disk full"], "an app that quieted its logging system stays quiet")
     }
 }
 
