@@ -83,6 +83,9 @@ let package = Package(
         .executableTarget(
             name: "ChatLog", dependencies: ["Weft"], path: "Examples/ChatLog", swiftSettings: strict
         ),
+        .executableTarget(
+            name: "Inventory", dependencies: ["Weft"], path: "Examples/Inventory", swiftSettings: strict
+        ),
         .target(
             name: "WeftSimulation",
             dependencies: ["WeftCore", "WeftStore", "WeftSync"],

@@ -13,18 +13,12 @@ struct Message: Codable, Sendable {
     var text: String
 }
 
-/// The node at a path from the root.
-func node(_ replica: Replica, _ path: String) throws -> DataNode {
-    guard let node = replica.node(for: path) else { throw WeftError(.invalidPath, "bad path", path: path) }
-    return node
-}
-
 func run(path: String) async throws {
     let replica = try Replica.open(at: path)
     try await replica.waitUntilLoaded()
-    let room = try node(replica, "/rooms/general")
-    let messages = try node(replica, "/rooms/general/messages")
-    let count = try node(replica, "/rooms/general/messageCount")
+    let room = try replica.node(at: "/rooms/general")
+    let messages = try room.child("messages")
+    let count = try room.child("messageCount")
     print("opened \(path): \(try await messages.childrenKeys().count) earlier messages")
 
     // New messages as they arrive (the first events, `.initial`, list the messages already there).
@@ -38,7 +32,7 @@ func run(path: String) async throws {
         print("  topic: \(topic.oldValue.stringValue ?? "none") → \(topic.newValue.stringValue ?? "none")")
     }
 
-    try await room.at("topic").set("Offline-first replication")
+    try await room.child("topic").set("Offline-first replication")
     let first = try await messages.push(Message(author: "alice", text: "hello, anyone here?"))
     try await messages += Message(author: "bob", text: "hi alice")
     try await count.increment(by: 2)
@@ -46,7 +40,7 @@ func run(path: String) async throws {
     // A message and the counter, all or nothing: observers never see one without the other.
     try await replica.performChanges { batch in
         try batch.push(Message(author: "carol", text: "joining late"), under: messages)
-        try batch.increment(count, by: 1)
+        try batch.increment(by: 1, at: count)
     }
 
     // One consistent view of the room, whatever writes happen meanwhile.
@@ -59,14 +53,6 @@ func run(path: String) async throws {
     feed.invalidate()
     topicWatch.invalidate()
     await replica.shutdown()
-}
-
-extension DataNode {
-    /// The node at a relative path.
-    func at(_ path: String) throws -> DataNode {
-        guard let node = relativeNode(for: path) else { throw WeftError(.invalidPath, "bad path", path: path) }
-        return node
-    }
 }
 
 let path =

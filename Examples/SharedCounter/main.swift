@@ -52,8 +52,8 @@ func value(_ path: String, on replica: Replica) async throws -> Value {
 }
 
 func run() async throws -> Bool {
-    let paris = Replica.inMemory()
-    let lyon = Replica.inMemory()
+    let paris = try Replica.inMemory()
+    let lyon = try Replica.inMemory()
     // Paris hears of every change of its counter; it prints the ones merged from Lyon.
     let watch = paris.node(for: "/stats/visits")?.subscribe { event in
         if event.source == .merged { print("paris merged lyon's visits: now \(event.value)") }

@@ -69,9 +69,13 @@ extension Replica {
     /// ```swift
     /// try replica.register(name: "transfer", version: 1, Workload.transfer)
     /// ```
+    /// - Parameters:
+    ///   - name: the name `call` ops give (1 to `CoreLimits.functionNameBytesMax` bytes).
+    ///   - version: the version `call` ops give; register a new version to change what a name does.
+    ///   - function: `(current, arguments) -> new value`, nil to refuse the call (see ``RegisteredFunction``).
     /// - Throws: `WeftError` with code `invalidValue` for a name no `call` op can carry (empty, or longer
     ///   than `CoreLimits.functionNameBytesMax` bytes).
-    public func register(name: String, version: UInt32, _ function: @escaping FunctionRegistry.Function) throws {
+    public func register(name: String, version: UInt32, _ function: @escaping RegisteredFunction) throws {
         try ReplicaAccess.checkFunctionName(name)
         condition.lock()
         defer { condition.unlock() }

@@ -114,17 +114,17 @@ public final class Replica: @unchecked Sendable {
 
     /// A new replica held in memory, with a fresh id; its data goes when it does.
     ///
+    /// It throws like ``open(at:options:)``, so that the two read alike and code can move from one to the
+    /// other; a new memory store has no file to check, so today it fails only if opening a store fails.
+    ///
     /// ```swift
-    /// let replica = Replica.inMemory()
+    /// let replica = try Replica.inMemory()
     /// ```
-    public static func inMemory(options: ReplicaOptions = ReplicaOptions()) -> Replica {
+    /// - Throws: `WeftError` with code `storage` when the store cannot be opened.
+    public static func inMemory(options: ReplicaOptions = ReplicaOptions()) throws -> Replica {
         let options = options.clamped
         let store = MemoryStore(replica: newReplicaID(options), durability: options.durability)
-        do {
-            return try open(store: store, options: options, path: nil)
-        } catch {
-            preconditionFailure("a new memory store is an original and opens: \(error)")
-        }
+        return try open(store: store, options: options, path: nil)
     }
 
     /// Opens a replica over a store already open (a `MemoryStore` of the simulator, say). The replica
@@ -185,6 +185,7 @@ public final class Replica: @unchecked Sendable {
         self.path = path
         self.replicaID = identity.replica
         self.api = APIState(encoder: options.encoder, decoder: options.decoder, label: "weft.replica.callbacks")
+        api.missingCollectionsAsEmpty = options.decodesMissingCollectionsAsEmpty
         // A file compacted past its clock (which an older version could do) would otherwise stamp its next
         // writes below the frontier, where they cannot be stored.
         self.clock = HybridClock(

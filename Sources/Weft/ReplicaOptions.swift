@@ -29,6 +29,12 @@ public struct ReplicaOptions: Sendable {
     public var encoder = JSONEncoder()
     /// Decodes values for the API layer (`DataNode.value(as:)`).
     public var decoder = JSONDecoder()
+    /// Whether decoding reads a missing key whose type is a collection (an array, a set, a dictionary, or
+    /// a struct of such) as an empty one, and an absent node likewise (true by default). The tree keeps
+    /// no empty collection, as Firebase does: `tags: []` is stored as nothing and would otherwise not
+    /// decode back (`no key "tags"`). A missing key of any other type still fails. Set false to make
+    /// every missing key an error.
+    public var decodesMissingCollectionsAsEmpty = true
     /// The wall clock in milliseconds since 1970; a seam for tests.
     public var wallClockMillis: @Sendable () -> UInt64 = ReplicaOptions.systemClockMillis
     /// Random bits for the id of a new replica (a new database, or a copy given a new id); a seam for tests.

@@ -122,8 +122,8 @@ import WeftCore
         await events.wait(for: 1)
         for _ in 0..<20 {
             try await replica.performChanges(waitingFor: .pending) { batch in
-                try batch.increment(accounts.at("alice"), by: -5)
-                try batch.increment(accounts.at("bob"), by: 5)
+                try batch.increment(by: -5, at: accounts.at("alice"))
+                try batch.increment(by: 5, at: accounts.at("bob"))
             }
         }
         #expect(await eventually { events.values.last?.value == ["alice": 0, "bob": 100] })

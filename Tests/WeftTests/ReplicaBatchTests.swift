@@ -15,8 +15,8 @@ import WeftCore
         try await cart.set(["item": "book"])
         let receipt = try await access.performChanges(at: .now, waitingFor: .durable) { batch in
             try batch.set(["total": 42], at: order)
-            try batch.increment(stats, by: 1)
-            try batch.clear(cart)
+            try batch.increment(by: 1, at: stats)
+            try batch.clear(at: cart)
             try batch.merge(.raw, with: ["status": "paid"], at: order)
         }
         #expect(receipt?.status == .durable)
@@ -34,8 +34,8 @@ import WeftCore
         await events.wait(for: 1)
         for _ in 0..<20 {
             try await backend.access.performChanges(at: .now, waitingFor: .pending) { batch in
-                try batch.increment(accounts.at("alice"), by: -5)
-                try batch.increment(accounts.at("bob"), by: 5)
+                try batch.increment(by: -5, at: accounts.at("alice"))
+                try batch.increment(by: 5, at: accounts.at("bob"))
             }
         }
         let all = await events.wait(for: 21)
@@ -53,7 +53,7 @@ import WeftCore
         let code = await weftErrorCode {
             try await backend.access.performChanges(at: .now, waitingFor: .durable) { batch in
                 try batch.set("written?", at: other)
-                try batch.increment(name)
+                try batch.increment(at: name)
             }
         }
         #expect(code == .rejected)

@@ -65,10 +65,10 @@ import WeftCore
     /// to a peer that reads slowly, or not at all, did not show. The hub is held here: its loop blocks
     /// in a status subscriber, so it acknowledges nothing.
     @Test func writesAPeerHasNotAcknowledgedShowWhileItIsConnected() async throws {
-        let hub = Replica.inMemory()
+        let hub = try Replica.inMemory()
         try hub.configureSync(Self.quiet())
         let port = try await hub.listen(on: "127.0.0.1:0", token: Self.secret)
-        let phone = Replica.inMemory()
+        let phone = try Replica.inMemory()
         try phone.configureSync(Self.quiet())
         try await phone.connect(to: "127.0.0.1:\(port)", token: Self.secret)
         try await SyncFixture.wait("connected") {
@@ -76,7 +76,8 @@ import WeftCore
         }
 
         let gate = ReplicaSyncTests.LoopGate()
-        let cancellable = hub.syncStatusPublisher().sink { _ in gate.holdIfArmed() }
+        // The link's own publisher, which delivers on the loop (the public one hops to a queue).
+        let cancellable = hub.syncLink.publisher.sink { _ in gate.holdIfArmed() }
         gate.arm()
         try hub.submit(path: Sample.path("/hub"), kind: .set(.int(1)))
         try await SyncFixture.wait("the hub's loop held") { gate.isHolding }
@@ -94,10 +95,10 @@ import WeftCore
     }
 
     @Test func aHubNeverReachedIsBehindByTheWritesNobodyAcknowledged() async throws {
-        let hub = Replica.inMemory()
+        let hub = try Replica.inMemory()
         try hub.configureSync(Self.quiet())
         let port = try await hub.listen(on: "127.0.0.1:0", token: Self.secret)
-        let phone = Replica.inMemory()
+        let phone = try Replica.inMemory()
         try phone.configureSync(Self.quiet())
         for index in 0..<5 { try phone.submit(path: Sample.path("/w/\(index)"), kind: .set(.int(Int64(index)))) }
         try await phone.connect(to: "127.0.0.1:\(port)", token: "another secret of enough length")

@@ -25,8 +25,8 @@ import WeftCore
     }
 
     @Test func twoReplicasSyncBothWaysShowTheirPeerAndShutdownClosesIt() async throws {
-        let hub = Replica.inMemory()
-        let phone = Replica.inMemory()
+        let hub = try Replica.inMemory()
+        let phone = try Replica.inMemory()
         let updates = Self.collect(phone.syncStatusUpdates())
         #expect(phone.syncStatus.peers.isEmpty)
 
@@ -71,24 +71,24 @@ import WeftCore
 
     /// The Combine form of the status: the status now, each change, and completion at shutdown.
     @Test func theStatusPublisherShowsTheConnectionAndFinishesAtShutdown() async throws {
-        let hub = Replica.inMemory()
-        let phone = Replica.inMemory()
+        let hub = try Replica.inMemory()
+        let phone = try Replica.inMemory()
         let seen = StatusLog()
         let cancellable = phone.syncStatusPublisher().sink(
             receiveCompletion: { _ in seen.finish() }, receiveValue: { seen.add($0) })
-        #expect(seen.statuses.count == 1, "the status now comes at once")
+        try await SyncFixture.wait("the status now, on the replica's callback queue") { seen.statuses.count == 1 }
         let port = try await hub.listen(on: "127.0.0.1:0", token: Self.secret)
         try await phone.connect(to: "127.0.0.1:\(port)", token: Self.secret)
         try await SyncFixture.wait("the publisher to show the connection") {
             seen.statuses.contains { $0.connectedCount == 1 }
         }
         await phone.shutdown()
-        #expect(seen.isFinished)
+        try await SyncFixture.wait("the completion") { seen.isFinished }
         #expect(seen.statuses.last?.connectedCount == 0, "it ended with the connection closed")
-        var lateFinished = false
+        let lateSeen = StatusLog()
         let late = phone.syncStatusPublisher().sink(
-            receiveCompletion: { _ in lateFinished = true }, receiveValue: { _ in })
-        #expect(lateFinished, "a subscriber after shutdown gets the completion")
+            receiveCompletion: { _ in lateSeen.finish() }, receiveValue: { lateSeen.add($0) })
+        try await SyncFixture.wait("a subscriber after shutdown gets the completion") { lateSeen.isFinished }
         late.cancel()
         cancellable.cancel()
         await hub.shutdown()
@@ -98,8 +98,8 @@ import WeftCore
     /// returned at once, with the session still open and the status still connected. The first
     /// shutdown is held on the loop thread by a log handler that blocks there.
     @Test func aSecondShutdownWaitsUntilTheFirstStoppedSync() async throws {
-        let hub = Replica.inMemory()
-        let phone = Replica.inMemory()
+        let hub = try Replica.inMemory()
+        let phone = try Replica.inMemory()
         let gate = LoopGate()
         var options = ReplicaSyncOptions()
         options.logger = Logger(label: "weft.sync.test") { _ in GateHandler(gate: gate) }
@@ -179,8 +179,8 @@ import WeftCore
     }
 
     @Test func aWrongTokenNeverConnectsAndTheStatusSaysWhy() async throws {
-        let hub = Replica.inMemory()
-        let phone = Replica.inMemory()
+        let hub = try Replica.inMemory()
+        let phone = try Replica.inMemory()
         var quiet = ReplicaSyncOptions()
         quiet.logger = Logger(label: "weft.sync.test", factory: SwiftLogNoOpLogHandler.init)
         try hub.configureSync(quiet)
@@ -197,7 +197,7 @@ import WeftCore
     }
 
     @Test func badAddressesTokensAndLateConfigurationAreTypedErrors() async throws {
-        let replica = Replica.inMemory()
+        let replica = try Replica.inMemory()
         for address in ["127.0.0.1", ":7700", "127.0.0.1:70000", "127.0.0.1:port"] {
             let error = await #expect(throws: WeftError.self) { try await replica.listen(on: address) }
             #expect(error?.code == .sync, "\(address)")

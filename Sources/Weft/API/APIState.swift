@@ -12,6 +12,7 @@ final class APIState: @unchecked Sendable {
     private var encoder: JSONEncoder
     private var decoder: JSONDecoder
     private var queue: DispatchQueue
+    private var emptyCollections = true
     private var transactions: [UInt64: InFlightTransaction] = [:]
     private var nextTransactionID: UInt64 = 0
     private var feeds: [ObjectIdentifier: WeakFinishable] = [:]
@@ -26,7 +27,16 @@ final class APIState: @unchecked Sendable {
 
     // MARK: - Configuration
 
-    var coding: ValueCoding { lock.withLock { ValueCoding(encoder: encoder, decoder: decoder) } }
+    var coding: ValueCoding {
+        lock.withLock {
+            ValueCoding(encoder: encoder, decoder: decoder, missingCollectionsAsEmpty: emptyCollections)
+        }
+    }
+
+    var missingCollectionsAsEmpty: Bool {
+        get { lock.withLock { emptyCollections } }
+        set { lock.withLock { emptyCollections = newValue } }
+    }
 
     var jsonEncoder: JSONEncoder {
         get { lock.withLock { encoder } }

@@ -4,9 +4,13 @@
     import OpenCombine
 #endif
 import Foundation
+import Dispatch
 
 /// A Combine publisher of a subscription's events; each subscriber gets its own subscription, which
 /// honours demand (events wait in a bounded buffer, see ``WeftLimits/subscriberEventsBufferedMax``).
+///
+/// Events and the completion reach the subscriber on `queue`, one drain at a time, so a subscriber
+/// isolated to the main actor (a `sink` in main-actor code) is called where it may run.
 ///
 /// It finishes when the replica shuts down, and fails with `shutDown` when subscribed after that.
 struct DataEventPublisher: Publisher {
@@ -16,10 +20,11 @@ struct DataEventPublisher: Publisher {
     let node: DataNode
     let type: DataEventType
     let constraint: ChildrenConstraint
+    let queue: DispatchQueue
 
     func receive<S: Subscriber>(subscriber: S) where S.Input == DataEvent, S.Failure == WeftError {
         let feed = EventFeed(node: node, type: type, constraint: constraint)
-        let subscription = EventSubscription(subscriber: subscriber, feed: feed)
+        let subscription = EventSubscription(subscriber: subscriber, feed: feed, queue: queue)
         subscriber.receive(subscription: subscription)
         // Through a non-generic existential: the closure must not capture the subscriber's type.
         let drainable: any Drainable = subscription
@@ -30,9 +35,12 @@ struct DataEventPublisher: Publisher {
 /// Something a feed wakes up when events are waiting.
 private protocol Drainable: AnyObject, Sendable {
     func drain()
+    /// The drain scheduled on the subscription's queue.
+    func drainScheduled()
 }
 
-/// One subscriber's subscription: delivers buffered events as demand allows, one drain at a time.
+/// One subscriber's subscription: delivers buffered events as demand allows, one drain at a time, on
+/// its queue.
 private final class EventSubscription<S: Subscriber>: Subscription, Drainable, @unchecked Sendable
 where S.Input == DataEvent, S.Failure == WeftError {
     // Sendable: mutable fields are guarded by `lock`; `draining` keeps deliveries serial.
@@ -40,11 +48,14 @@ where S.Input == DataEvent, S.Failure == WeftError {
     private var subscriber: S?
     private var demand = Subscribers.Demand.none
     private var draining = false
+    private var scheduled = false
     private let feed: EventFeed
+    private let queue: DispatchQueue
 
-    init(subscriber: S, feed: EventFeed) {
+    init(subscriber: S, feed: EventFeed, queue: DispatchQueue) {
         self.subscriber = subscriber
         self.feed = feed
+        self.queue = queue
     }
 
     var combineIdentifier: CombineIdentifier { CombineIdentifier(self) }
@@ -55,6 +66,24 @@ where S.Input == DataEvent, S.Failure == WeftError {
         drain()
     }
 
+    /// Schedules a drain on the queue, unless one is scheduled and has not started yet (it will see
+    /// what this call was for).
+    func drain() {
+        let schedule = lock.withLock {
+            defer { scheduled = true }
+            return !scheduled
+        }
+        guard schedule else { return }
+        // Through a non-generic existential: the closure must not capture the subscriber's type.
+        let drainable: any Drainable = self
+        queue.async { drainable.drainScheduled() }
+    }
+
+    func drainScheduled() {
+        lock.withLock { scheduled = false }
+        drainNow()
+    }
+
     func cancel() {
         lock.withLock { subscriber = nil }
         feed.cancel()
@@ -62,7 +91,7 @@ where S.Input == DataEvent, S.Failure == WeftError {
 
     /// Delivers what demand allows. A call made while another drains returns at once: the running drain
     /// takes from the feed again, under the lock, before it stops, so it sees what that call was for.
-    func drain() {
+    private func drainNow() {
         let enter = lock.withLock {
             defer { draining = true }
             return !draining

@@ -3,6 +3,7 @@
 #else
     import OpenCombine
 #endif
+import Dispatch
 import WeftCore
 
 extension DataNode {
@@ -242,30 +243,44 @@ extension DataNode {
 
         // MARK: Events
 
-        /// A publisher of events; see ``DataNode/eventPublisher(for:childrenConstraint:)``.
+        /// A publisher of events; see ``DataNode/eventPublisher(for:childrenConstraint:queue:)``.
         ///
         /// ```swift
-        /// chat.forCombine.eventPublisher(for: .childAddition)
+        /// chat.forCombine.eventPublisher(for: .childAddition, queue: .main)
         /// ```
         public func eventPublisher(
-            for type: DataEventType = .valueChange, childrenConstraint: ChildrenConstraint = .all
+            for type: DataEventType = .valueChange, childrenConstraint: ChildrenConstraint = .all,
+            queue: DispatchQueue? = nil
         )
             -> AnyPublisher<DataEvent, WeftError>
         {
-            dataNode.eventPublisher(for: type, childrenConstraint: childrenConstraint)
+            dataNode.eventPublisher(for: type, childrenConstraint: childrenConstraint, queue: queue)
         }
 
         /// A publisher of decoded values, skipping undecodable ones; see
+        /// ``DataNode/decodedValuePublisher(for:childrenConstraint:as:queue:)``.
         ///
         /// ```swift
         /// alice.forCombine.decodedValuePublisher(as: User.self)
         /// ```
-        /// ``DataNode/decodedValuePublisher(for:childrenConstraint:as:)``.
         public func decodedValuePublisher<T: Decodable>(
             for type: DataEventType = .valueChange, childrenConstraint: ChildrenConstraint = .all,
-            as valueType: T.Type = T.self
+            as valueType: T.Type = T.self, queue: DispatchQueue? = nil
         ) -> AnyPublisher<T, WeftError> {
-            dataNode.decodedValuePublisher(for: type, childrenConstraint: childrenConstraint, as: valueType)
+            dataNode.decodedValuePublisher(
+                for: type, childrenConstraint: childrenConstraint, as: valueType, queue: queue)
+        }
+
+        /// A publisher of events that cannot fail; see ``DataNode/publisher(for:childrenConstraint:queue:)``.
+        ///
+        /// ```swift
+        /// let cancellable = score.forCombine.publisher(queue: .main).sink { print($0.value) }
+        /// ```
+        public func publisher(
+            for type: DataEventType = .valueChange, childrenConstraint: ChildrenConstraint = .all,
+            queue: DispatchQueue? = nil
+        ) -> AnyPublisher<DataEvent, Never> {
+            dataNode.publisher(for: type, childrenConstraint: childrenConstraint, queue: queue)
         }
 
         // MARK: Helpers

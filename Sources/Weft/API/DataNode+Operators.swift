@@ -5,7 +5,7 @@ import WeftCore
 infix operator <- : AssignmentPrecedence
 
 extension DataNode {
-    static let logger = Logger(label: "weft.api")
+    static let logger = Logger.weft(label: "weft.api")
 
     /// Sets the value of a node without waiting: `node.set(value) { _ in }`, for synchronous code.
     ///

@@ -6,8 +6,9 @@ import WeftCore
 // `target`. They return the write's receipt (or, for a push, the new child) at once, or nil when the
 // write could not be submitted; the completion then gets the error.
 //
-// The completion is required: with it optional, `try await node.set(v)` in top-level code would pick
-// this synchronous overload and not wait.
+// The completion is required here: with it optional, `try await node.set(v)` in top-level code would
+// pick this synchronous overload and not wait. The seed's forms without a completion are separate
+// `noasync` overloads (DataNode+FireAndForget.swift).
 
 extension DataNode {
     /// The completion form of ``set(_:at:waitingFor:)``.

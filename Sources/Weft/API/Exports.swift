@@ -23,3 +23,19 @@
 @_exported import struct WeftSync.SyncConfiguration
 @_exported import enum WeftSync.SyncRole
 @_exported import enum WeftSync.ClientCommand
+
+// Combine, for the publishers and futures of the API, with the same app code on every platform: Apple's
+// Combine where it exists, else OpenCombine with OpenCombineDispatch, whose conformance of `DispatchQueue`
+// to `Scheduler` makes `.receive(on: DispatchQueue.main)` compile on Linux as it does on macOS.
+#if canImport(Combine)
+    @_exported import Combine
+#else
+    @_exported import OpenCombine
+    @_exported import OpenCombineDispatch
+#endif
+
+// Dispatch, for the `queue:` of callbacks and subscriptions (`DispatchQueue.main`).
+@_exported import Dispatch
+
+// The logger type of `ReplicaSyncOptions.logger` and the levels of `Replica.logLevel`.
+@_exported import struct Logging.Logger

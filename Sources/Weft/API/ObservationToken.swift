@@ -49,21 +49,30 @@ final class CallbackSink: @unchecked Sendable {
     private let feed: EventFeed
     private let queue: DispatchQueue
     private let onEvent: @Sendable (DataEvent) -> Void
+    private let onEnd: (@Sendable (SubscriptionEnd) -> Void)?
 
     /// Events taken from the feed at a time.
     static let takeEventsMax = 256
     /// Deliveries waiting on the queue before a lagging subscriber is caught up in one.
     static let outstandingMax = 128
 
-    init(feed: EventFeed, queue: DispatchQueue, onEvent: @escaping @Sendable (DataEvent) -> Void) {
+    init(
+        feed: EventFeed, queue: DispatchQueue, onEvent: @escaping @Sendable (DataEvent) -> Void,
+        onEnd: (@Sendable (SubscriptionEnd) -> Void)? = nil
+    ) {
         self.feed = feed
         self.queue = queue
         self.onEvent = onEvent
+        self.onEnd = onEnd
     }
 
     /// `count` events were added to the feed (0: the feed ended).
     func wake(_ count: Int) {
-        guard count > 0 else { return }
+        guard count > 0 else {
+            // Behind every delivery already scheduled: the events left, then the end.
+            if onEnd != nil { queue.async { self.deliverEnd() } }
+            return
+        }
         let schedule = lock.withLock {
             guard outstanding < Self.outstandingMax else {
                 catchUp = true
@@ -73,6 +82,24 @@ final class CallbackSink: @unchecked Sendable {
             return true
         }
         if schedule { queue.async { self.deliver(count) } }
+    }
+
+    /// Delivers what the feed still holds, then tells `onEnd` why it ended (unless the app cancelled).
+    private func deliverEnd() {
+        while true {
+            let (events, end) = feed.take(Self.takeEventsMax)
+            for event in events {
+                guard !feed.isCancelled else { return }
+                onEvent(event)
+            }
+            guard events.isEmpty else { continue }
+            switch end {
+            case .shutDown?: onEnd?(.shutDown)
+            case .shutDownBeforeStart?: onEnd?(.shutDownBeforeStart)
+            case .cancelled?, nil: break
+            }
+            return
+        }
     }
 
     private func deliver(_ count: Int) {

@@ -55,6 +55,17 @@ extension Replica {
         set { api.jsonDecoder = newValue }
     }
 
+    /// Whether decoding reads a missing key of a collection type (and an absent node) as an empty
+    /// collection; initially ``ReplicaOptions/decodesMissingCollectionsAsEmpty`` (true).
+    ///
+    /// ```swift
+    /// replica.decodesMissingCollectionsAsEmpty = false   // a missing `tags` fails to decode
+    /// ```
+    public var decodesMissingCollectionsAsEmpty: Bool {
+        get { api.missingCollectionsAsEmpty }
+        set { api.missingCollectionsAsEmpty = newValue }
+    }
+
     /// Applies several writes to several nodes as one op: all or nothing, and seen all at once by every
     /// observer (Dflat's `performChanges`).
     ///
@@ -64,8 +75,8 @@ extension Replica {
     ///
     /// ```swift
     /// try await replica.performChanges { batch in
-    ///     try batch.increment((alice / "balance")!, by: -500)
-    ///     try batch.increment((bob / "balance")!, by: 500)
+    ///     try batch.increment(by: -500, at: alice.child("balance"))
+    ///     try batch.increment(by: 500, at: bob.child("balance"))
     ///     try batch.push(Transfer(cents: 500), under: transfers)
     /// }
     /// ```
@@ -87,7 +98,7 @@ extension Replica {
     /// and `completion` reports the outcome.
     ///
     /// ```swift
-    /// replica.performChanges({ batch in try batch.clear(cart) }) { result in print(result) }
+    /// replica.performChanges({ batch in try batch.clear(at: cart) }) { result in print(result) }
     /// ```
     /// - Parameters:
     ///   - time: when the batch happens.

@@ -6,6 +6,9 @@ import WeftCore
 struct ValueCoding: Sendable {
     let encoder: JSONEncoder
     let decoder: JSONDecoder
+    /// Whether a key the decoder misses (and an absent node) may be offered as an empty collection: the
+    /// tree keeps no empty array or object, so `tags: []` is stored as nothing.
+    var missingCollectionsAsEmpty = true
 
     /// The checked, normalized value of `value`, to be written at `path` (`nil` is null).
     ///
@@ -49,6 +52,11 @@ struct ValueCoding: Sendable {
     /// integer, the largest below twice the count; missing indexes are null). The elements of an array
     /// share one shape, so a type needs one more attempt per array field, not per element; a field of
     /// dictionary type keyed by numbers stays an object.
+    ///
+    /// With ``missingCollectionsAsEmpty``, a key the decoder misses is offered again as an empty array,
+    /// then as an empty object if the decoder wants a keyed container there (a dictionary, or a struct
+    /// whose fields are all empty collections: it was stored as nothing too); an absent node likewise.
+    /// A key whose type is not a collection stays missing, and the error says so.
     /// - Throws: `WeftError` with code `decodingFailed`, saying at which path and why.
     func decode<T: Decodable>(_ type: T.Type, from value: Value, path: String) throws -> T {
         if let direct = value as? T { return direct }
@@ -57,9 +65,9 @@ struct ValueCoding: Sendable {
             do {
                 return try decoder.decode(T.self, from: Data(DecodingJSON.text(of: value, shape: shape).utf8))
             } catch {
-                guard shape.markArray(wantedBy: error, in: value) else {
-                    throw Self.decodingFailed(T.self, error, path: path)
-                }
+                if shape.markArray(wantedBy: error, in: value) { continue }
+                if missingCollectionsAsEmpty, shape.fillEmpty(wantedBy: error, in: value) { continue }
+                throw Self.decodingFailed(T.self, shape.unfilled(error), path: path)
             }
         }
         throw WeftError(
@@ -99,12 +107,87 @@ struct ValueCoding: Sendable {
 /// Which objects of a tree a decoder wants as arrays: a trie over node paths where the elements of an
 /// array share the child `*`.
 final class DecodingShape {
+    /// An empty collection offered for a missing key.
+    enum Fill: Equatable {
+        case array
+        case object
+    }
+
     /// The object here is wanted as an array.
     private(set) var isArray = false
     private var children: [String: DecodingShape] = [:]
+    /// Empty collections offered for keys missing in the object here.
+    private(set) var fills: [String: Fill] = [:]
+    /// The empty collection offered for the node itself when it is absent (the root shape only).
+    private(set) var selfFill: Fill?
 
     /// The shape of the children of an object at this node (nil: no array below).
     func child(_ key: String) -> DecodingShape? { children[isArray ? "*" : key] }
+
+    /// Offers an empty collection where `error` says a key (or the absent node itself) is missing, or
+    /// turns an empty array offered there into an empty object when the decoder wanted a keyed
+    /// container. Returns false when there is nothing more to offer (the error is then the answer).
+    func fillEmpty(wantedBy error: any Error, in value: Value) -> Bool {
+        switch error {
+        case DecodingError.keyNotFound(let key, let context):
+            let node = descend(context.codingPath)
+            guard node.fills[key.stringValue] == nil else { return false }
+            node.fills[key.stringValue] = .array
+            return true
+        case DecodingError.valueNotFound(_, let context) where context.codingPath.isEmpty && value == .null:
+            guard selfFill == nil else { return false }
+            selfFill = .array
+            return true
+        case DecodingError.typeMismatch(let expected, let context) where expected == [String: Any].self:
+            guard let last = context.codingPath.last else {
+                guard selfFill == .array else { return false }
+                selfFill = .object
+                return true
+            }
+            let parent = descend(context.codingPath.dropLast())
+            let key = ValueCoding.nodeKey(last)
+            guard parent.fills[key] == .array else { return false }
+            parent.fills[key] = .object
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The error to report: a mismatch at an empty collection this shape offered is the missing key
+    /// (or the absent node) it stood for.
+    func unfilled(_ error: any Error) -> any Error {
+        let context: DecodingError.Context
+        switch error {
+        case DecodingError.typeMismatch(_, let found), DecodingError.valueNotFound(_, let found): context = found
+        default: return error
+        }
+        guard let last = context.codingPath.last else {
+            guard selfFill != nil else { return error }
+            return DecodingError.valueNotFound(
+                Any.self, DecodingError.Context(codingPath: [], debugDescription: "the node is absent"))
+        }
+        let parentPath = Array(context.codingPath.dropLast())
+        guard descend(parentPath).fills[ValueCoding.nodeKey(last)] != nil else { return error }
+        return DecodingError.keyNotFound(
+            last, DecodingError.Context(codingPath: parentPath, debugDescription: "the key is missing"))
+    }
+
+    /// The shape at a coding path, made where missing (array elements share `*`).
+    private func descend(_ codingPath: some Sequence<any CodingKey>) -> DecodingShape {
+        var node = self
+        for codingKey in codingPath {
+            let slot = node.isArray ? "*" : ValueCoding.nodeKey(codingKey)
+            if let existing = node.children[slot] {
+                node = existing
+            } else {
+                let made = DecodingShape()
+                node.children[slot] = made
+                node = made
+            }
+        }
+        return node
+    }
 
     /// Marks the object the decoder wanted as an array when `error` says so and that object can be one.
     /// Returns false when it cannot, or when it was already marked (the error is then the answer).
@@ -139,8 +222,38 @@ final class DecodingShape {
 enum DecodingJSON {
     static func text(of value: Value, shape: DecodingShape?) -> String {
         var out = ""
-        append(value, shape: shape, to: &out)
+        if value == .null, let shape, let fill = shape.selfFill {
+            appendFill(fill, shape: shape, to: &out)
+        } else {
+            append(value, shape: shape, to: &out)
+        }
         return out
+    }
+
+    /// An empty collection offered for a missing key: `[]`, or an object of the fills below it.
+    private static func appendFill(_ fill: DecodingShape.Fill, shape: DecodingShape?, to out: inout String) {
+        guard fill == .object else {
+            out += "[]"
+            return
+        }
+        out += "{"
+        appendFills(of: shape, skipping: [:], first: true, to: &out)
+        out += "}"
+    }
+
+    /// The fills of `shape` whose keys `children` lacks, as members; `first` when no member precedes.
+    private static func appendFills(
+        of shape: DecodingShape?, skipping children: [Key: Value], first: Bool, to out: inout String
+    ) {
+        guard let shape else { return }
+        var first = first
+        for (key, fill) in shape.fills.sorted(by: { $0.key < $1.key }) where children[Key(unchecked: key)] == nil {
+            if !first { out += "," }
+            first = false
+            out += Value.string(key).jsonString()
+            out += ":"
+            appendFill(fill, shape: shape.child(key), to: &out)
+        }
     }
 
     private static func append(_ value: Value, shape: DecodingShape?, to out: inout String) {
@@ -165,6 +278,7 @@ enum DecodingJSON {
             out += ":"
             append(children[key] ?? .null, shape: shape?.child(key.text), to: &out)
         }
+        appendFills(of: shape, skipping: children, first: children.isEmpty, to: &out)
         out += "}"
     }
     /// The array length when every key is a canonical non-negative integer and the largest is below twice

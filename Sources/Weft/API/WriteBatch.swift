@@ -3,14 +3,18 @@ import WeftCore
 /// The writes of one `performChanges` call, collected and then applied as one op: all or nothing, and
 /// seen all at once by every observer (Dflat's `TransactionContext`).
 ///
+/// Every method has one shape: what to write first, with the labels of the `DataNode` method of the same
+/// name, then the node last, labelled `at:` (`under:` for `push`, whose node is the parent). There is no
+/// time argument: every write of a batch shares the batch's stamp (`performChanges(at:)`).
+///
 /// Each method checks its input at once and throws without recording anything when it is invalid; the
 /// batch itself is submitted only when the closure returns.
 ///
 /// ```swift
 /// try await replica.performChanges { batch in
 ///     try batch.set(Order(total: 42), at: order)
-///     try batch.increment((stats / "orders")!, by: 1)
-///     try batch.clear(cart)
+///     try batch.increment(by: 1, at: stats.child("orders"))
+///     try batch.clear(at: cart)
 /// }
 /// ```
 public final class WriteBatch {
@@ -55,13 +59,13 @@ public final class WriteBatch {
             blind: [node.location])
     }
 
-    /// Deletes a node.
+    /// Deletes a node; see ``DataNode/clear(at:waitingFor:)``.
     ///
     /// ```swift
-    /// try batch.clear(cart)
+    /// try batch.clear(at: cart)
     /// ```
     /// - Throws: `WeftError` with code `invalidPath` for a node of another replica.
-    public func clear(_ node: DataNode) throws {
+    public func clear(at node: DataNode) throws {
         try check(node)
         try record(.set(node.location, .null), blind: [node.location])
     }
@@ -79,11 +83,11 @@ public final class WriteBatch {
     }
 
     /// Merges a raw dictionary (keys may be deeper paths) into a node; see
+    /// ``DataNode/merge(_:with:at:waitingFor:)``.
     ///
     /// ```swift
     /// try batch.merge(.raw, with: ["address/city": "Lyon"], at: alice)
     /// ```
-    /// ``DataNode/merge(_:with:at:waitingFor:)``.
     /// - Throws: `WeftError` as ``DataNode/merge(_:with:at:waitingFor:)``.
     public func merge(_ raw: RawMarker, with json: [String: Any], at node: DataNode) throws {
         try check(node)
@@ -91,13 +95,13 @@ public final class WriteBatch {
     }
 
     /// Increments the number at a node; see ``DataNode/increment(from:by:at:waitingFor:)``. If the node
+    /// holds something other than a number when the batch applies, the whole batch is rejected.
     ///
     /// ```swift
-    /// try batch.increment(stock, by: -1)
+    /// try batch.increment(by: -1, at: stock)
     /// ```
-    /// holds something other than a number when the batch applies, the whole batch is rejected.
     /// - Throws: `WeftError` with code `invalidValue` for a non-finite operand.
-    public func increment(_ node: DataNode, from start: Number = 0, by step: Number = 1) throws {
+    public func increment(from start: Number = 0, by step: Number = 1, at node: DataNode) throws {
         try check(node)
         try Number.checkFinite(start, step, path: node.path)
         bytes += 32
@@ -107,7 +111,7 @@ public final class WriteBatch {
     /// Adds a child under a new push id with an `Encodable` value; see ``DataNode/push(_:at:waitingFor:)``.
     ///
     /// ```swift
-    /// let line = try batch.push(Line(item: "book"), under: (order / "lines")!)
+    /// let line = try batch.push(Line(item: "book"), under: order.child("lines"))
     /// ```
     /// - Returns: the new child (written when the batch applies).
     /// - Throws: `WeftError` as ``DataNode/push(_:at:waitingFor:)``.
@@ -119,12 +123,27 @@ public final class WriteBatch {
         return child
     }
 
+    /// Adds a child under a new push id with a JSON object graph; see ``DataNode/push(_:_:at:waitingFor:)``.
+    ///
+    /// ```swift
+    /// try batch.push(.raw, ["item": "book"], under: lines)
+    /// ```
+    /// - Returns: the new child (written when the batch applies).
+    /// - Throws: `WeftError` as ``DataNode/push(_:_:at:waitingFor:)``.
+    @discardableResult
+    public func push(_ raw: RawMarker, _ json: Any?, under node: DataNode) throws -> DataNode {
+        try check(node)
+        let child = try node.createChild(at: time)
+        try set(raw, json, at: child)
+        return child
+    }
+
     /// Discards every write of the batch: nothing is applied, and `performChanges` throws
+    /// `transactionAborted`.
     ///
     /// ```swift
     /// guard stockLeft > 0 else { return batch.abort() }
     /// ```
-    /// `transactionAborted`.
     public func abort() { isAborted = true }
 
     private func check(_ node: DataNode) throws {

@@ -2,6 +2,7 @@
     import Combine
 #else
     import OpenCombine
+    import OpenCombineDispatch
 #endif
 import Foundation
 import Logging
@@ -39,7 +40,7 @@ public struct ReplicaSyncOptions: Sendable {
     /// 1024 bytes of UTF-8). A peer filed here uses its filed token, also when dialled with another.
     public var tokens: [String: String] = [:]
     /// Where connections, handshakes and errors are logged.
-    public var logger = Logger(label: "weft.sync")
+    public var logger = Logger.weft(label: "weft.sync")
 
     /// The defaults: a peer, known by its replica id, with no named tokens.
     public init() {}
@@ -128,11 +129,15 @@ extension Replica {
     /// ``shutdown()`` stops sync (a subscriber that comes later gets the completion alone).
     ///
     /// ```swift
-    /// let cancellable = replica.syncStatusPublisher().sink { status in
+    /// let cancellable = replica.syncStatusPublisher(queue: .main).sink { status in
     ///     banner.isHidden = status.connectedCount > 0
     /// }
     /// ```
-    public func syncStatusPublisher() -> AnyPublisher<SyncDriverStatus, Never> { syncLink.publisher }
+    /// - Parameter queue: where statuses and the completion are delivered, in order; nil for
+    ///   ``callbackQueue``.
+    public func syncStatusPublisher(queue: DispatchQueue? = nil) -> AnyPublisher<SyncDriverStatus, Never> {
+        syncLink.publisher.receive(on: queue ?? callbackQueue).eraseToAnyPublisher()
+    }
 
     /// Stops sync: closes every session and the listener and stops the loop. Part of ``shutdown()``.
     func stopSync() async { await syncLink.stop() }

@@ -73,7 +73,7 @@ public final class SyncClient: @unchecked Sendable {
         let session: SyncSession
         do {
             session = try SyncSession(configuration: configuration)
-            loop = try EventLoop(label: "weft.client.loop", logger: Logger(label: "weft.client"))
+            loop = try EventLoop(label: "weft.client.loop", logger: Logger.weft(label: "weft.client"))
         } catch {
             throw WeftError(.sync, "cannot start a client: \(error)")
         }

@@ -75,7 +75,7 @@ public final class SyncDriver: @unchecked Sendable {
     /// - Throws: `WeftError` with code `sync` for an invalid configuration or when the loop cannot start.
     init(
         target: any SyncTarget, configuration: SyncConfiguration, clients: (any ReplicaBackend)? = nil,
-        logger: Logger = Logger(label: "weft.sync")
+        logger: Logger = Logger.weft(label: "weft.sync")
     ) throws(WeftError) {
         guard configuration.role != .client else {
             throw WeftError(.sync, "a sync driver replicates: its role must be peer or hub, not client")
