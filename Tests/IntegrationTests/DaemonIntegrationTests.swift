@@ -78,7 +78,7 @@ import Testing
         let rejected = try Self.client(hub, name: "hub", ["incr", "/users/ada/name"])
         #expect(rejected.status == 1)
         #expect(rejected.stdout.isEmpty)
-        #expect(rejected.stderr.contains("rejected: increment of /users/ada/name, which is not a number"))
+        #expect(rejected.stderr.contains("refused: increment of /users/ada/name, which is not a number"))
         let infinite = try Self.client(hub, name: "hub", ["incr", "/huge", "1e308"])
         #expect(infinite.stdout == "1e+308")
         #expect(try Self.client(hub, name: "hub", ["incr", "/huge", "1e308"]).status == 1)
