@@ -214,7 +214,7 @@ import Testing
         let sockets = (0..<250).compactMap { _ in RawSocket.connect(port: hub.port) }
         #expect(sockets.count > 200, "the connections reached the daemon")
         try eventually("the refusals to be logged", seconds: 10) {
-            hub.log.contains("refusing connection: too many open")
+            hub.log.contains("refusing connection: too many connections")
         }
         #expect(hub.log.contains("limit=\(200 - 128)"), "\(hub.log)")
         for socket in sockets { close(socket) }
