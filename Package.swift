@@ -48,7 +48,7 @@ let package = Package(
         ),
         .target(
             name: "WeftNet",
-            dependencies: ["WeftSync", "CLibUV", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CLibUV", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .target(
@@ -118,7 +118,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WeftNetTests",
-            dependencies: ["WeftNet", "WeftSync", "WeftCore"],
+            dependencies: ["WeftNet", "WeftCore"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -43,4 +43,24 @@ public enum SyncShellLimits {
     public static let watchPathsPendingMax = 4_096
     /// Most outbound peers one driver dials.
     public static let outboundPeersMax = 256
+
+    // MARK: - Before authentication (see Docs/SECURITY.md)
+
+    /// Bytes of unfinished frame each connection that has not authenticated may hold on its own: a
+    /// client's hello (a few hundred bytes) fits with room to spare.
+    public static let handshakeBytesReserved = 4 * 1024
+    /// Most bytes all connections that have not authenticated may hold beyond their reserves, together
+    /// (a peer's hello carries its version vector). A connection the pool cannot cover is refused with
+    /// `busy`.
+    public static let handshakeBytesSharedMax = 8 * 1024 * 1024
+    /// The wait before answering the first recent failed authentication from one host, in milliseconds;
+    /// it doubles with each further failure.
+    public static let failedAuthenticationDelayMillisecondsBase: UInt64 = 250
+    /// The longest wait before answering a failed authentication, in milliseconds (below a client's
+    /// default connect timeout, so that it still hears why).
+    public static let failedAuthenticationDelayMillisecondsMax: UInt64 = 3_000
+    /// How long a host's failures are remembered after its last one, in milliseconds.
+    public static let failedAuthenticationMemoryMilliseconds: UInt64 = 60_000
+    /// Most hosts whose failed authentications are remembered.
+    public static let failedAuthenticationHostsMax = 4_096
 }

@@ -4,8 +4,9 @@
 extension Value {
     /// Parses JSON text into a normalized value.
     ///
-    /// Arrays become objects keyed `"0"`, `"1"`, …; null members vanish; integers that fit Int64 stay
-    /// exact; other numbers become doubles. Keys are validated with ``Key/validate(_:)``.
+    /// Arrays become objects keyed `"0"`, `"1"`, …; null members vanish; integers stay exact Int64 (an
+    /// integer outside the Int64 range is refused, not rounded); numbers with a fraction or an exponent
+    /// become doubles. Keys are validated with ``Key/validate(_:)``.
     ///
     /// ```swift
     /// let v = try Value(json: #"{"tags":["a","b"]}"#)   // {"tags":{"0":"a","1":"b"}}
@@ -307,7 +308,18 @@ struct JSONParser {
             guard offset > exponentStart else { throw fail("expected digits in exponent") }
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
-        if isInteger, let i = Int64(text) { return .int(i) }
+        if isInteger {
+            // An integer literal is exact or refused: rounding 2^63 or a 30-digit id to a double would
+            // store another number than the one written, silently.
+            guard let i = Int64(text) else {
+                offset = start
+                throw fail(
+                    "integer \(text.count <= 40 ? text : String(text.prefix(40)) + "…") is outside the 64-bit range "
+                        + "\(Int64.min)...\(Int64.max); write it as a string to keep its digits, or with an "
+                        + "exponent (1.5e30) for an approximate double")
+            }
+            return .int(i)
+        }
         guard let d = Double(text), d.isFinite else { throw fail("number is out of range") }
         return .double(d == 0 ? 0 : d)  // -0.0 is stored as 0.0: one number, one encoding, one digest
     }

@@ -1,16 +1,17 @@
 import CLibUV
 
-// MARK: - Reading frames
+// MARK: - Reading bytes
 
 extension Connection {
-    /// Stops reading from the socket; frames already read wait until ``resumeReading()``.
+    /// Stops reading from the socket until ``resumeReading()``.
     ///
-    /// Called from inside ``onFrame``, no further frame is delivered until reading resumes. While paused the
-    /// kernel's buffers fill and the peer's writes back up, which is how a slow consumer slows a fast producer.
+    /// Called from inside ``onRead``, the chunk being delivered is the last one until reading resumes. While
+    /// paused the kernel's buffers fill and the peer's writes back up, which is how a slow consumer slows a
+    /// fast producer, and how a layer that must not buffer more (an unauthenticated peer) keeps it out.
     ///
     /// ```swift
-    /// connection.onFrame = { frame in
-    ///     queue.append(frame)
+    /// connection.onRead = { bytes in
+    ///     queue.append(contentsOf: bytes)
     ///     if queue.count >= high { connection.pauseReading() }
     /// }
     /// ```
@@ -21,10 +22,7 @@ extension Connection {
         stopReadingHandle()
     }
 
-    /// Delivers the frames read before the pause, then reads from the socket again.
-    ///
-    /// Frames already buffered are handed to ``onFrame`` before this returns (or, when called from inside
-    /// ``onFrame``, right after that callback returns).
+    /// Reads from the socket again after ``pauseReading()``.
     ///
     /// ```swift
     /// if queue.count <= low { connection.resumeReading() }
@@ -33,8 +31,6 @@ extension Connection {
         loop.preconditionInLoopThread()
         guard isReadingPaused else { return }
         isReadingPaused = false
-        guard state == .open, !isDelivering else { return }
-        deliverFrames()
         startReadingHandle()
     }
 
@@ -56,60 +52,16 @@ extension Connection {
         isReading = false
     }
 
-    /// Takes bytes the socket delivered and hands out the whole frames among them.
+    /// Hands bytes the socket delivered to ``onRead``.
     fileprivate func didRead(_ bytes: UnsafeRawBufferPointer) {
         guard state == .open else { return }
-        decoder.append(bytes)
-        deliverFrames()
+        onRead?(bytes)
     }
 
-    /// Hands whole frames to ``onFrame`` until none is left, reading is paused or the connection closes.
-    func deliverFrames() {
-        isDelivering = true
-        defer { isDelivering = false }
-        while state == .open, !isReadingPaused {
-            let frame: [UInt8]?
-            do {
-                frame = try decoder.nextFrame()
-            } catch {
-                failFraming(error)
-                return
-            }
-            guard let frame else { break }
-            onFrame?(frame)
-        }
-        if isReadingPaused {
-            stopReadingHandle()
-        }
-    }
-
-    /// Closes the connection because the peer broke the framing rules, and says so in the log.
-    private func failFraming(_ violation: FrameDecoder.Violation) {
-        let context = "read frame from \(remoteAddress)"
-        let error: NetError
-        switch violation {
-        case let .tooLarge(announcedBytes):
-            let reason = "header announces \(announcedBytes) bytes; at most \(decoder.payloadBytesMax) allowed"
-            error = NetError(.frameTooLarge, context: context, reason: reason)
-        case .empty:
-            let reason = "header announces an empty frame; a frame carries at least its type byte"
-            error = NetError(.frameEmpty, context: context, reason: reason)
-        }
-        loop.logger.warning("closing connection: malformed frame", metadata: ["error": "\(error)"])
-        finish(error)
-    }
-
-    /// The peer closed its side: orderly between frames, a truncated frame otherwise.
+    /// The peer closed its side: the connection closes in order (whether that ended a message is for
+    /// the layer above to say).
     fileprivate func didReachEnd() {
         guard state == .open || state == .draining else { return }
-        let leftover = decoder.bufferedBytes
-        guard leftover == 0 else {
-            let reason = "the peer closed the connection \(leftover) bytes into an unfinished frame"
-            let error = NetError(.frameTruncated, context: "read frame from \(remoteAddress)", reason: reason)
-            loop.logger.warning("closing connection: truncated frame", metadata: ["error": "\(error)"])
-            finish(error)
-            return
-        }
         finish(nil)
     }
 
@@ -122,7 +74,7 @@ extension Connection {
 }
 
 /// Lends the loop's shared read buffer: libuv reads one stream at a time, and ``Connection/didRead(_:)``
-/// copies what it keeps before the next read.
+/// hands it to ``Connection/onRead``, which copies what it keeps before the next read.
 private func _connectionAllocate(
     _ handle: UnsafeMutablePointer<uv_handle_t>?, _ suggestedBytes: Int, _ buffer: UnsafeMutablePointer<uv_buf_t>?
 ) {

@@ -1,53 +1,41 @@
 import CLibUV
 
-// MARK: - Writing frames
+// MARK: - Writing bytes
 
 extension Connection {
-    /// Sends one frame: adds its length header and queues it behind earlier frames.
+    /// Sends bytes: queues them behind earlier writes.
     ///
     /// Bytes go to the socket at once when it can take them; the rest wait in the write buffer. Check
-    /// ``isWritable`` (or listen to ``onWritabilityChanged``) before producing more.
+    /// ``isWritable`` (or listen to ``onWritabilityChanged``) before producing more. Writing nothing does
+    /// nothing.
     ///
     /// ```swift
-    /// try connection.write([MessageType.ack.rawValue] + encodedVector)
+    /// try connection.write(MessageCodec.encode(.ack(acknowledgement)))
     /// ```
     ///
-    /// - Parameter frame: the payload, type byte first; 1...``NetLimits/framePayloadBytesMax`` bytes.
-    /// - Throws: ``NetError/Code/notOpen`` unless the connection is open; ``NetError/Code/frameEmpty`` or
-    ///   ``NetError/Code/frameTooLarge`` for a payload out of range; ``NetError/Code/writeBufferFull`` when
-    ///   the frame would take the buffer past ``NetLimits/writeBufferBytesCeiling``. Nothing is queued then,
-    ///   and the connection stays open.
-    public func write(_ frame: some Collection<UInt8>) throws(NetError) {
+    /// - Parameter bytes: at most ``NetLimits/writeBytesMax`` bytes.
+    /// - Throws: ``NetError/Code/notOpen`` unless the connection is open; ``NetError/Code/writeTooLarge``
+    ///   for more than ``NetLimits/writeBytesMax`` bytes; ``NetError/Code/writeBufferFull`` when they would
+    ///   take the buffer past ``NetLimits/writeBufferBytesCeiling``. Nothing is queued then, and the
+    ///   connection stays open.
+    public func write(_ bytes: some Collection<UInt8>) throws(NetError) {
         loop.preconditionInLoopThread()
-        let context = "write frame to \(remoteAddress)"
+        let context = "write to \(remoteAddress)"
         guard state == .open else {
             throw NetError(.notOpen, context: context, reason: "the connection is \(stateDescription)")
         }
-        let payloadBytes = frame.count
-        guard payloadBytes > 0 else {
-            throw NetError(.frameEmpty, context: context, reason: "a frame carries at least its type byte")
+        let count = bytes.count
+        guard count > 0 else { return }
+        guard count <= NetLimits.writeBytesMax else {
+            let reason = "\(count) bytes in one write; at most \(NetLimits.writeBytesMax)"
+            throw NetError(.writeTooLarge, context: context, reason: reason)
         }
-        guard payloadBytes <= NetLimits.framePayloadBytesMax else {
-            let reason = "\(payloadBytes) bytes; at most \(NetLimits.framePayloadBytesMax) allowed"
-            throw NetError(.frameTooLarge, context: context, reason: reason)
-        }
-        let frameBytes = NetLimits.frameHeaderBytes + payloadBytes
-        guard bufferedWriteBytes + frameBytes <= NetLimits.writeBufferBytesCeiling else {
+        guard bufferedWriteBytes + count <= NetLimits.writeBufferBytesCeiling else {
             let reason = "\(bufferedWriteBytes) bytes already buffered; at most \(NetLimits.writeBufferBytesCeiling)"
             throw NetError(.writeBufferFull, context: context, reason: reason)
         }
-        FrameHeader.append(payloadBytes: payloadBytes, to: &pendingWrite)
-        pendingWrite.append(contentsOf: frame)
-        bufferedWriteBytes += frameBytes
-        flush()
-        didMakeWriteProgress()
-    }
-
-    /// Writes raw bytes with no header, for tests that need to break the framing on purpose.
-    func _writeUnframed(_ bytes: [UInt8]) {
-        precondition(state == .open, "unframed write on a connection that is \(stateDescription)")
         pendingWrite.append(contentsOf: bytes)
-        bufferedWriteBytes += bytes.count
+        bufferedWriteBytes += count
         flush()
         didMakeWriteProgress()
     }
@@ -70,7 +58,7 @@ extension Connection {
         guard !pendingWrite.isEmpty else { return }
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: pendingWrite.count, alignment: 1)
         pendingWrite.withUnsafeBytes { storage.copyMemory(from: $0) }
-        // Keep a small buffer's capacity for the next frames; give a burst's large one back.
+        // Keep a small buffer's capacity for the next writes; give a burst's large one back.
         pendingWrite.removeAll(keepingCapacity: pendingWrite.capacity <= NetLimits.readChunkBytes)
         var buffer = uv_buf_init(storage.baseAddress?.assumingMemoryBound(to: CChar.self), UInt32(storage.count))
         writeRequest.pointee.data = Unmanaged.passUnretained(self).toOpaque()

@@ -1,28 +1,29 @@
 import CLibUV
 
-/// One TCP socket carrying length-prefixed frames, accepted by a ``Listener`` or made by
+/// One TCP socket carrying a byte stream, accepted by a ``Listener`` or made by
 /// ``EventLoop/connect(host:port:timeoutMilliseconds:_:)``.
 ///
-/// **Frames.** Each frame is a 4-byte big-endian payload length, then the payload (whose first byte is the
-/// message type, which WeftNet does not interpret). ``write(_:)`` adds the header; ``onFrame`` receives payloads.
-/// A header announcing an empty payload or more than ``NetLimits/framePayloadBytesMax`` bytes closes the
-/// connection with ``NetError/Code/frameEmpty`` or ``NetError/Code/frameTooLarge``, before anything is allocated.
+/// **Bytes, not messages.** WeftNet moves bytes; the protocol above (WeftSync's frames) cuts them into
+/// messages. ``onRead`` receives each chunk the socket delivered, in order, cut wherever the network cut
+/// it; ``write(_:)`` queues bytes behind earlier ones. The connection keeps nothing it read: a chunk is
+/// lent to ``onRead`` from the loop's one read buffer (at most ``NetLimits/readChunkBytes``), so what
+/// stays in memory is what the layer above chose to keep.
 ///
 /// **Backpressure.** Written bytes wait in a buffer until the socket takes them. Past
 /// ``NetLimits/writeBufferBytesMax`` buffered bytes, ``isWritable`` turns false and ``onWritabilityChanged``
 /// hears `false`: stop producing until it hears `true` (at ``NetLimits/writeBufferBytesLow``). A write that
 /// would pass ``NetLimits/writeBufferBytesCeiling`` is refused. In the other direction, ``pauseReading()``
-/// stops reading from the socket, so a slow consumer makes the peer's writes back up instead of this buffer.
+/// stops reading from the socket, so a slow consumer makes the peer's writes back up instead of a buffer.
 ///
 /// **Threading.** Every member must be used on the loop thread, and every callback runs there. The class is
 /// `@unchecked Sendable` only so it can be captured by ``EventLoop/execute(_:)`` closures; its state is
 /// confined to the loop thread and each public method checks that it runs there.
 ///
 /// ```swift
-/// connection.onFrame = { frame in session.receive(frame) }
+/// connection.onRead = { bytes in actions = session.onBytesReceived(bytes, source: log, now: now) }
 /// connection.onWritabilityChanged = { writable in session.setPaused(!writable) }
 /// connection.onClose = { error in if let error { logger.warning("\(error)") } }
-/// try connection.write([MessageType.hello.rawValue] + helloBody)
+/// try connection.write(MessageCodec.encode(.ping(1)))
 /// ```
 public final class Connection: @unchecked Sendable {
     /// Where the connection is in its life.
@@ -31,7 +32,7 @@ public final class Connection: @unchecked Sendable {
         case resolving
         /// Waiting for an outbound TCP connection to be established.
         case connecting
-        /// Established: frames flow both ways.
+        /// Established: bytes flow both ways.
         case open
         /// Closed by ``close()`` while writes were buffered: writing them out, reading nothing.
         case draining
@@ -46,36 +47,21 @@ public final class Connection: @unchecked Sendable {
     /// The peer, as `"host:port"`: the address given to `connect`, or the accepted peer's numeric address.
     public internal(set) var remoteAddress: String
 
-    /// Called with each frame's payload, in order, on the loop thread.
-    public var onFrame: (([UInt8]) -> Void)?
-    /// Called once when the connection has closed: `nil` for an orderly close (``close()``, or the peer closing
-    /// between frames), an error otherwise. No callback runs after it, and all three are released.
+    /// Called with each chunk of bytes read, in order, on the loop thread. The buffer is lent for the
+    /// call only: copy what you keep.
+    public var onRead: ((UnsafeRawBufferPointer) -> Void)?
+    /// Called once when the connection has closed: `nil` for an orderly close (``close()``, or the peer
+    /// closing its side), an error otherwise. No callback runs after it, and all three are released.
     public var onClose: ((NetError?) -> Void)?
     /// Called when ``isWritable`` changes.
     public var onWritabilityChanged: ((Bool) -> Void)?
-
-    /// The largest frame payload a header may announce before the connection is closed with
-    /// `frameTooLarge`, checked from the header's four bytes, before any room is made for the payload:
-    /// ``NetLimits/framePayloadBytesMax`` unless the protocol above lowers it (to at least 1). Call it on
-    /// the loop thread.
-    ///
-    /// ```swift
-    /// connection.framePayloadBytesMax = 4 * 1024 * 1024 - 4   // until the handshake completes
-    /// ```
-    public var framePayloadBytesMax: Int {
-        get { decoder.payloadBytesMax }
-        set {
-            loop.preconditionInLoopThread()
-            decoder.payloadBytesMax = newValue
-        }
-    }
 
     /// Whether the write buffer has room: false from past ``NetLimits/writeBufferBytesMax`` buffered bytes
     /// until back at ``NetLimits/writeBufferBytesLow``.
     public internal(set) var isWritable = true
     /// Whether ``pauseReading()`` is in effect.
     public internal(set) var isReadingPaused = false
-    /// Bytes written and not yet taken by the socket, frame headers included.
+    /// Bytes written and not yet taken by the socket.
     public internal(set) var bufferedWriteBytes = 0
     /// Whether the connection is established and not closing.
     public var isOpen: Bool { state == .open }
@@ -84,13 +70,9 @@ public final class Connection: @unchecked Sendable {
     var state: State
     /// The libuv socket; freed in the close callback.
     let handle: UnsafeMutablePointer<uv_tcp_t>
-    /// Splits what is read into frames.
-    var decoder = FrameDecoder()
     /// Whether `uv_read_start` is in effect.
     var isReading = false
-    /// Whether frames are being handed to ``onFrame`` (so a nested ``resumeReading()`` does not re-enter).
-    var isDelivering = false
-    /// Encoded frames not yet handed to libuv.
+    /// Bytes written and not yet handed to libuv.
     var pendingWrite: [UInt8] = []
     /// Bytes handed to libuv by the one `uv_write` in flight; freed in its callback.
     var inFlightWrite: UnsafeMutableRawBufferPointer?
@@ -135,7 +117,7 @@ public final class Connection: @unchecked Sendable {
     /// Does nothing if it is already closing.
     ///
     /// ```swift
-    /// try connection.write(goodbyeFrame)
+    /// try connection.write(goodbye)
     /// connection.close()
     /// ```
     public func close() {
@@ -186,7 +168,7 @@ public final class Connection: @unchecked Sendable {
         let onClose = self.onClose
         let observers = closeObservers
         connectCompletion = nil
-        onFrame = nil
+        onRead = nil
         self.onClose = nil
         onWritabilityChanged = nil
         closeObservers = []

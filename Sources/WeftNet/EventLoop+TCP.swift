@@ -5,7 +5,7 @@ extension EventLoop {
     ///
     /// ```swift
     /// let listener = try loop.listen(host: "127.0.0.1", port: 0) { connection in
-    ///     connection.onFrame = { frame in try? connection.write(frame) }
+    ///     connection.onRead = { bytes in try? connection.write(bytes) }
     /// }
     /// print(listener.port) // the port the system chose
     /// ```
@@ -17,7 +17,9 @@ extension EventLoop {
     ///   - port: the port, or 0 for one the system chooses (read it back from ``Listener/port``).
     ///   - backlog: the kernel's queue of connections not yet accepted, 1...``NetLimits/listenBacklog``.
     ///   - connectionsMax: most live accepted connections, 1...``NetLimits/connectionsMax``; beyond it new
-    ///     connections are closed at once and logged.
+    ///     connections get `refusal` and are closed, and the refusal is logged with the limit.
+    ///   - refusal: the bytes a connection refused at the limit is sent before it closes, so that the peer
+    ///     learns why (the protocol above's "too many connections" message); none by default.
     ///   - onAccept: receives each accepted, open connection; set its callbacks here.
     /// - Returns: the listening socket.
     /// - Throws: ``NetError/Code/invalidAddress`` for a host that is not numeric or a port out of range;
@@ -26,7 +28,8 @@ extension EventLoop {
     ///   for a backlog or connection limit out of range; ``NetError/Code/loopStopped``.
     public func listen(
         host: String, port: Int, backlog: Int = NetLimits.listenBacklog,
-        connectionsMax: Int = NetLimits.connectionsMax, onAccept: @escaping (Connection) -> Void
+        connectionsMax: Int = NetLimits.connectionsMax, refusal: [UInt8] = [],
+        onAccept: @escaping (Connection) -> Void
     ) throws(NetError) -> Listener {
         preconditionInLoopThread()
         let target = SocketAddress.describe(host: host, port: port)
@@ -40,7 +43,8 @@ extension EventLoop {
             throw NetError(.invalidArgument, context: "listen on \(target)", reason: reason)
         }
         let listener = try Listener(
-            loop: self, host: host, port: port, backlog: backlog, connectionsMax: connectionsMax, onAccept: onAccept)
+            loop: self, host: host, port: port, backlog: backlog, connectionsMax: connectionsMax, refusal: refusal,
+            onAccept: onAccept)
         logger.info("listening", metadata: ["address": "\(listener.address)"])
         return listener
     }
@@ -50,7 +54,7 @@ extension EventLoop {
     /// ```swift
     /// try loop.connect(host: "127.0.0.1", port: 7700) { result in
     ///     switch result {
-    ///     case .success(let connection): connection.onFrame = { frame in … }
+    ///     case .success(let connection): connection.onRead = { bytes in … }
     ///     case .failure(let error): logger.warning("\(error)") // "connect 127.0.0.1:7700: connection refused"
     ///     }
     /// }

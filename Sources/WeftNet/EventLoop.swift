@@ -23,7 +23,7 @@ import Logging
 /// let loop = try EventLoop()
 /// let port = try await loop.submit {
 ///     let listener = try loop.listen(host: "127.0.0.1", port: 0) { connection in
-///         connection.onFrame = { frame in try? connection.write(frame) } // echo
+///         connection.onRead = { bytes in try? connection.write(bytes) } // echo
 ///     }
 ///     return listener.port
 /// }

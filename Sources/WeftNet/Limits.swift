@@ -1,25 +1,23 @@
 /// Named limits of the libuv transport. Every buffer, queue, delay and count WeftNet bounds lives here.
 ///
-/// `LimitsTests` asserts how they relate (for example, that one largest frame always fits between the
+/// `LimitsTests` asserts how they relate (for example, that one largest write always fits between the
 /// backpressure threshold and the hard write ceiling).
 public enum NetLimits {
-    /// Bytes of the length header that starts every frame (a big-endian `UInt32`).
-    public static let frameHeaderBytes = 4
-    /// Largest frame, header included, in bytes (16 MiB). Checked before any allocation, on read and on write.
-    public static let frameBytesMax = 16 * 1024 * 1024
-    /// Largest frame payload (type byte included), in bytes.
-    public static let framePayloadBytesMax = frameBytesMax - frameHeaderBytes
+    /// Most bytes one ``Connection/write(_:)`` takes (32 MiB): room for what a sync session sends in one
+    /// go, a window of frames and one largest frame (asserted in `WeftTests`' limits tests).
+    public static let writeBytesMax = 32 * 1024 * 1024
     /// Bytes buffered for writing to one connection beyond which it reports that it is not writable.
     public static let writeBufferBytesMax = 4 * 1024 * 1024
     /// Bytes buffered for writing at or below which a connection that was not writable becomes writable again.
     public static let writeBufferBytesLow = 1024 * 1024
-    /// Bytes buffered for writing that no write may exceed: a frame that would pass it is refused with
-    /// ``NetError/Code/writeBufferFull``. Room for one largest frame above ``writeBufferBytesMax``, so a
-    /// producer that checks ``Connection/isWritable`` before each frame is never refused.
-    public static let writeBufferBytesCeiling = writeBufferBytesMax + frameBytesMax
-    /// Size of the loop's shared read buffer, the most bytes one read hands to a connection.
+    /// Bytes buffered for writing that no write may exceed: a write that would pass it is refused with
+    /// ``NetError/Code/writeBufferFull``. Room for one largest write above ``writeBufferBytesMax``, so a
+    /// producer that checks ``Connection/isWritable`` before each write is never refused.
+    public static let writeBufferBytesCeiling = writeBufferBytesMax + writeBytesMax
+    /// Size of the loop's shared read buffer, the most bytes one read hands to ``Connection/onRead``.
     public static let readChunkBytes = 64 * 1024
-    /// Most simultaneous connections one listener accepts; beyond it new connections are closed at once.
+    /// Most simultaneous connections one listener accepts; beyond it a new connection gets the listener's
+    /// refusal bytes (if any) and is closed.
     public static let connectionsMax = 1024
     /// Pending-connection queue length passed to `listen(2)`.
     public static let listenBacklog = 128

@@ -9,8 +9,9 @@ import CLibUV
 /// A listening TCP socket made with ``EventLoop/listen(host:port:backlog:connectionsMax:onAccept:)``.
 ///
 /// Each accepted socket becomes an open ``Connection`` handed to `onAccept` on the loop thread; it starts
-/// reading once `onAccept` returns, so callbacks set there see every frame. Past ``connectionsMax`` live
-/// connections, new ones are closed at once and logged.
+/// reading once `onAccept` returns, so callbacks set there see every byte. Past ``connectionsMax`` live
+/// connections, a new one is sent the refusal bytes given to `listen` (the protocol's "too many
+/// connections" message), closed, and logged with the limit.
 ///
 /// ```swift
 /// let listener = try loop.listen(host: "0.0.0.0", port: 7700) { connection in
@@ -42,10 +43,12 @@ public final class Listener: @unchecked Sendable {
 
     private let handle: UnsafeMutablePointer<uv_tcp_t>
     private var onAccept: ((Connection) -> Void)?
+    /// What a connection refused at ``connectionsMax`` is sent before it closes.
+    private let refusal: [UInt8]
 
     /// Binds and listens; the loop calls this on its thread.
     init(
-        loop: EventLoop, host: String, port: Int, backlog: Int, connectionsMax: Int,
+        loop: EventLoop, host: String, port: Int, backlog: Int, connectionsMax: Int, refusal: [UInt8],
         onAccept: @escaping (Connection) -> Void
     )
         throws(NetError)
@@ -60,6 +63,7 @@ public final class Listener: @unchecked Sendable {
         self.port = port
         self.connectionsMax = OpenFileLimit.connectionsAllowed(wanted: connectionsMax)
         self.onAccept = onAccept
+        self.refusal = refusal
         handle = .allocate(capacity: 1)
         let initStatus = uv_tcp_init(loop.uvLoop, handle)
         guard initStatus == 0 else {
@@ -148,12 +152,20 @@ public final class Listener: @unchecked Sendable {
         connection.becomeAccepted()
         guard connectionCount < connectionsMax else {
             loop.logger.warning(
-                "refusing connection: too many open",
+                "refusing connection: too many connections",
                 metadata: [
                     "listener": "\(address)", "peer": "\(connection.remoteAddress)",
                     "limit": "\(connectionsMax)",
                 ])
-            connection.finish(nil)
+            // Said, not just closed: a client at the limit got "the connection closed" and no reason. The
+            // bytes go out with a graceful close (bounded by the close linger); the refused connection is
+            // not counted, so at most one write buffer per refusal in flight.
+            do {
+                try connection.write(refusal)
+            } catch {
+                loop.logger.debug("the refusal was not sent", metadata: ["error": "\(error)"])
+            }
+            connection.close()
             return
         }
         connectionCount += 1

@@ -33,12 +33,8 @@ public struct NetError: Error, Equatable, Sendable, CustomStringConvertible {
         case unreachable
         /// An operation took longer than its limit (see ``NetLimits``).
         case timedOut
-        /// A frame header announced a frame larger than ``NetLimits/frameBytesMax``.
-        case frameTooLarge
-        /// A frame header announced an empty payload; every frame carries at least its type byte.
-        case frameEmpty
-        /// The peer closed the connection in the middle of a frame.
-        case frameTruncated
+        /// One write held more than ``NetLimits/writeBytesMax`` bytes.
+        case writeTooLarge
         /// A write would take the connection's buffer past ``NetLimits/writeBufferBytesCeiling``.
         case writeBufferFull
         /// The connection or listener is closing or closed.

@@ -7,7 +7,7 @@
 ///
 /// ```swift
 /// let hub = Reconnector(loop: loop, host: "hub.example", port: 7700) { connection in
-///     connection.onFrame = { frame in session.receive(frame) }
+///     connection.onRead = { bytes in session.receive(bytes) }
 ///     try? connection.write(helloFrame)
 /// }
 /// try hub.start()

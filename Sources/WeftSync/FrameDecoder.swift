@@ -1,4 +1,5 @@
-/// Cuts a byte stream into frames, whatever the size of the chunks it arrives in.
+/// Cuts a byte stream into frames, whatever the size of the chunks it arrives in: the one place where
+/// the wire's frames are cut (WeftNet moves bytes and knows nothing of them).
 ///
 /// A frame's length is checked as soon as its header is in, before its payload is buffered, so a
 /// peer cannot make the decoder hold more than one frame of at most ``frameBytesMax`` bytes plus
@@ -52,8 +53,8 @@ public struct FrameDecoder: Sendable {
             return try fail(SyncError(.malformedFrame, "a frame's length must count its type byte"))
         }
         guard length <= frameBytesMax - 4 else {
-            return try fail(
-                SyncError(.frameTooLarge, "a frame of \(length + 4) bytes exceeds the limit of \(frameBytesMax) bytes"))
+            let reason = "a frame header announces \(length + 4) bytes; at most \(frameBytesMax) are allowed here"
+            return try fail(SyncError(.frameTooLarge, reason))
         }
         guard bufferedByteCount >= 4 + length else { return nil }
         let type = buffer[start + 4]

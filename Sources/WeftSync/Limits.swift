@@ -15,9 +15,10 @@ public enum SyncLimits {
     public static let frameBytesMax = batchBytesMax + CoreLimits.opBytesMax + 1024
     /// The size of an op a sender plans a frame's buffer with, in bytes (the buffer grows past it).
     public static let typicalOpBytes = 96
-    /// Largest frame accepted before the peer is authenticated, in bytes (a hello with a large
-    /// version vector fits; an anonymous peer cannot make us buffer more).
-    public static let handshakeFrameBytesMax = 4 * 1024 * 1024
+    /// Largest frame accepted before the peer is authenticated, in bytes (192 KiB): a hello whose
+    /// version vector names about 10,000 origins fits; a client's hello takes a few hundred bytes. A
+    /// header announcing more is refused (`frameTooLarge`) before any of its payload is kept.
+    public static let handshakeFrameBytesMax = 192 * 1024
 
     // MARK: - Op streaming
 

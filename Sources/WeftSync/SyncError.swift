@@ -124,13 +124,16 @@ public struct SyncErrorCode: RawRepresentable, Hashable, Sendable, CustomStringC
     /// The sender stamped its own ops again after installing a snapshot: the session ends so that
     /// both sides say anew, in fresh hellos, which ops they hold (the connection is dialled again).
     public static let resync = SyncErrorCode(rawValue: 20)
+    /// The receiver is at a limit of its own, not of this session: too many connections, or too many
+    /// bytes held for connections that have not authenticated. Try again later.
+    public static let busy = SyncErrorCode(rawValue: 21)
 
     static let names: [UInt16: String] = [
         1: "malformedFrame", 2: "frameTooLarge", 3: "unknownMessage", 4: "unsupportedVersion",
         5: "authenticationFailed", 6: "unexpectedMessage", 7: "duplicateReplica", 8: "roleMismatch",
         9: "limitExceeded", 10: "timeout", 11: "clockDrift", 12: "snapshotMismatch", 13: "protocolViolation",
         14: "shutdown", 15: "connectionLost", 16: "invalidConfiguration", 17: "requestFailed", 18: "localFailure",
-        19: "permissionDenied", 20: "resync",
+        19: "permissionDenied", 20: "resync", 21: "busy",
     ]
 
     /// The code's name, or `error <number>` for a code this build does not know.

@@ -93,6 +93,11 @@ public struct SyncSession: Sendable {
         return 0
     }
 
+    /// Bytes received and not yet cut into a frame: what this session holds of the peer's input. Before
+    /// the handshake completes it stays below ``SyncLimits/handshakeFrameBytesMax`` plus one read, and its
+    /// owner may hold all its sessions to a shared budget (the daemon does: see `Docs/SECURITY.md`).
+    public var bufferedByteCount: Int { decoder.bufferedByteCount }
+
     /// The error the session closed with, if it closed on one.
     public var closeError: SyncError? {
         if case .closed(let error) = state { return error }
@@ -221,7 +226,11 @@ public struct SyncSession: Sendable {
     public mutating func onTransportClosed(now: UInt64) -> [SyncAction] {
         if case .closed = state { return [] }
         var outbox = Outbox()
-        close(error: SyncError(.connectionLost, "the connection closed"), outbox: &outbox)
+        let unfinished = decoder.bufferedByteCount
+        let reason =
+            unfinished == 0
+            ? "the connection closed" : "the connection closed \(unfinished) bytes into an unfinished frame"
+        close(error: SyncError(.connectionLost, reason), outbox: &outbox)
         return finish(&outbox, now: now)
     }
 

@@ -146,11 +146,43 @@ func runClient<Input>(
 
 /// Parses command-line paths and JSON values, with errors that name what was wrong.
 enum ClientInput {
+    /// A path argument: not empty, valid UTF-8 as typed, and valid as a path.
     static func path(_ text: String) throws -> Path {
+        guard !text.isEmpty else {
+            throw ClientFailure(code: .usage, "invalid path \"\": a path is not empty; the root is /")
+        }
+        try requireUTF8(text, what: "path")
         do {
             return try Path(text)
         } catch {
             throw ClientFailure(code: .usage, "invalid path \(text): \(error)")
+        }
+    }
+
+    /// The path of a write that may replace what is there (`set`, `merge`, `incr`): one that resolves to
+    /// the root (`/`, `.`, `/a/..`) would replace the whole tree, so it takes `--root` (a script's
+    /// `weft set "/users/$NAME"` with `NAME=..` wiped everything).
+    static func writePath(_ text: String, root: Bool) throws -> Path {
+        let path = try path(text)
+        guard !path.isRoot || root else {
+            throw ClientFailure(
+                code: .usage,
+                "path \(text) resolves to the root: a write there replaces the whole tree; pass --root if that is meant"
+            )
+        }
+        return path
+    }
+
+    /// Refuses an argument that was not valid UTF-8 on the command line: Swift repairs it with U+FFFD, so
+    /// `weft set $'/tp/x\xffy' 1` wrote the key `x\u{FFFD}y`. The raw arguments tell a repaired byte from
+    /// a U+FFFD the user typed.
+    static func requireUTF8(_ text: String, what: String) throws {
+        guard text.unicodeScalars.contains("\u{FFFD}") else { return }
+        for index in 0..<Int(CommandLine.argc) {
+            guard let raw = CommandLine.unsafeArgv[index], String(validatingCString: raw) == nil else { continue }
+            if String(cString: raw) == text {
+                throw ClientFailure(code: .usage, "invalid \(what) \(shown(text)): it is not valid UTF-8")
+            }
         }
     }
 
@@ -168,7 +200,10 @@ enum ClientInput {
     /// A JSON argument's text: the argument itself, or all of standard input when it is `-` (a value
     /// too large for a command line: the system caps one argument at 128 KiB).
     static func jsonText(_ argument: String) throws -> String {
-        guard argument == "-" else { return argument }
+        guard argument == "-" else {
+            try requireUTF8(argument, what: "JSON")
+            return argument
+        }
         guard let text = String(validating: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) else {
             throw ClientFailure(code: .usage, "standard input is not UTF-8 text")
         }
@@ -281,10 +316,11 @@ struct SetCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
     @Argument(help: "The path.") var path: String
     @Argument(help: "The new value, as JSON (- reads it from standard input).") var json: String
+    @Flag(help: "Allow a path that resolves to the root: the value replaces the whole tree.") var root = false
 
     func run() async throws {
         let input = {
-            let path = try ClientInput.path(path)
+            let path = try ClientInput.writePath(path, root: root)
             return ClientCommand.set(path, try ClientInput.checked(try ClientInput.json(json), at: path))
         }
         await runClient(options, input: input) { client, command in
@@ -302,10 +338,12 @@ struct MergeCommand: AsyncParsableCommand {
     @Argument(
         help: "A JSON object of children (names may be relative paths such as \"a/b\"; null deletes; - reads stdin).")
     var json: String
+    @Flag(help: "Allow a path that resolves to the root: the members are written at the top of the tree.")
+    var root = false
 
     func run() async throws {
         let input = {
-            let path = try ClientInput.path(path)
+            let path = try ClientInput.writePath(path, root: root)
             return ClientCommand.merge(path, try ClientInput.mergeChildren(json, under: path))
         }
         await runClient(options, input: input) { client, command in
@@ -340,10 +378,12 @@ struct IncrementCommand: AsyncParsableCommand {
     @OptionGroup var options: ClientOptions
     @Argument(help: "The path.") var path: String
     @Argument(help: "The step, an integer or a decimal number.") var by: String = "1"
+    @Flag(help: "Allow a path that resolves to the root: the whole tree becomes a number.") var root = false
 
     func run() async throws {
         let input = {
-            ClientCommand.increment(try ClientInput.path(path), by: try ClientInput.number(by), from: .int(0))
+            ClientCommand.increment(
+                try ClientInput.writePath(path, root: root), by: try ClientInput.number(by), from: .int(0))
         }
         await runClient(options, input: input) { client, command in
             // The reply is the value just after the increment applied, before any other write.

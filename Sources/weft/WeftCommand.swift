@@ -14,41 +14,43 @@ struct WeftCommand: AsyncParsableCommand {
         ]
     )
 
-    /// Runs the command line, with the negative numbers a write takes as values kept from being read
-    /// as options (``NegativeNumbers``).
+    /// Runs the command line, with the values that start with a dash kept from being read as options
+    /// (``DashValues``).
     static func main() async {
         StandardStream.openClosedOnes()
-        await main(NegativeNumbers.shielded(Array(CommandLine.arguments.dropFirst())))
+        await main(DashValues.shielded(Array(CommandLine.arguments.dropFirst())))
     }
 }
 
-/// `weft incr /score -5` and `weft set /t -0.5`: the argument parser reads any argument that starts
-/// with a dash as an option, so a negative number given as a value was refused as an unknown option
-/// unless `--` came before it. The commands that take a JSON value or a step get each argument that
-/// is a negative number with a space in front, which the parser takes as a value and JSON ignores.
-enum NegativeNumbers {
-    /// The commands whose positional arguments may be negative numbers.
-    static let commands: Set<String> = ["set", "merge", "push", "incr"]
+/// `weft incr /score -5`, `weft set /t -0.5`, `weft set /x -Infinity`: the argument parser reads any
+/// argument that starts with a dash as an option, so such a value was refused as an unknown option
+/// ("Missing expected argument", exit 64) unless `--` came before it. For the client commands that take
+/// paths and values, every argument is sorted before parsing: the options (`--name`, with its value when
+/// it takes one, and `-h`) go first, then `--`, then every other argument in its order, so a value that
+/// starts with a dash reaches the command as a value (and `-Infinity` is "invalid JSON", as `Infinity` is).
+enum DashValues {
+    /// The commands whose positional arguments (paths and values) may start with a dash.
+    static let commands: Set<String> = ["get", "set", "merge", "push", "incr", "watch"]
+    /// The options of those commands that take a value (``ClientOptions``).
+    static let optionsTakingValue: Set<String> = ["--server", "--token", "--name", "--server-name", "--timeout"]
 
     static func shielded(_ arguments: [String]) -> [String] {
         guard let command = arguments.first, commands.contains(command) else { return arguments }
-        var shielded = [command]
-        var afterSeparator = false
-        for argument in arguments.dropFirst() {
-            if argument == "--" { afterSeparator = true }
-            shielded.append(!afterSeparator && isNegativeNumber(argument) ? " " + argument : argument)
+        var options: [String] = []
+        var values: [String] = []
+        var rest = arguments.dropFirst()
+        while let argument = rest.popFirst() {
+            if argument == "--" {
+                values += rest
+                break
+            }
+            guard argument.hasPrefix("--") || argument == "-h" else {
+                values.append(argument)
+                continue
+            }
+            options.append(argument)
+            if optionsTakingValue.contains(argument), let value = rest.popFirst() { options.append(value) }
         }
-        return shielded
-    }
-
-    /// True for `-` followed by a JSON number's digits: `-1`, `-0.5`, `-2e3`, and for `-.5`.
-    static func isNegativeNumber(_ argument: String) -> Bool {
-        let digits = argument.utf8.dropFirst()
-        guard argument.utf8.first == UInt8(ascii: "-"), let first = digits.first else { return false }
-        let isDigit = { (byte: UInt8) in byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
-        guard isDigit(first) || (first == UInt8(ascii: ".") && digits.dropFirst().first.map(isDigit) == true) else {
-            return false
-        }
-        return digits.allSatisfy { isDigit($0) || ".eE+-".utf8.contains($0) }
+        return [command] + options + (values.isEmpty ? [] : ["--"] + values)
     }
 }

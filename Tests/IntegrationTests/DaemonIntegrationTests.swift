@@ -78,7 +78,7 @@ import Testing
         let rejected = try Self.client(hub, name: "hub", ["incr", "/users/ada/name"])
         #expect(rejected.status == 1)
         #expect(rejected.stdout.isEmpty)
-        #expect(rejected.stderr.contains("rejected: increment of /users/ada/name, which is not a number"))
+        #expect(rejected.stderr.contains("refused: increment of /users/ada/name, which is not a number"))
         let infinite = try Self.client(hub, name: "hub", ["incr", "/huge", "1e308"])
         #expect(infinite.stdout == "1e+308")
         #expect(try Self.client(hub, name: "hub", ["incr", "/huge", "1e308"]).status == 1)
@@ -214,7 +214,7 @@ import Testing
         let sockets = (0..<250).compactMap { _ in RawSocket.connect(port: hub.port) }
         #expect(sockets.count > 200, "the connections reached the daemon")
         try eventually("the refusals to be logged", seconds: 10) {
-            hub.log.contains("refusing connection: too many open")
+            hub.log.contains("refusing connection: too many connections")
         }
         #expect(hub.log.contains("limit=\(200 - 128)"), "\(hub.log)")
         for socket in sockets { close(socket) }

@@ -93,10 +93,22 @@ import Testing
         #expect(Value.int(.min).jsonString() == "-9223372036854775808")
     }
 
-    @Test func integersBeyondInt64BecomeDoubles() throws {
-        #expect(try Value(json: "9223372036854775808") == .double(0x1p63))
-        #expect(try Value(json: "-9223372036854775809") == .double(-0x1p63))
-        #expect(try Value(json: "100000000000000000000000") == .double(1e23))
+    /// They were rounded to doubles: `123456789012345678901234567890` was stored as `1.2345678901234568e+29`.
+    @Test(arguments: ["9223372036854775808", "-9223372036854775809", "123456789012345678901234567890"])
+    func integersBeyondInt64AreRefusedNotRounded(text: String) throws {
+        #expect {
+            try Value(json: text)
+        } throws: { error in
+            guard case CoreError.invalidJSON(let offset, let reason) = error else { return false }
+            return offset == 0 && reason.contains("outside the 64-bit range") && reason.contains(text)
+        }
+        #expect(throws: CoreError.self) { try Value(json: #"{"id":\#(text)}"#) }
+    }
+
+    @Test func largeNumbersWithAnExponentOrAFractionStayDoubles() throws {
+        #expect(try Value(json: "9.223372036854775808e18") == .double(0x1p63))
+        #expect(try Value(json: "1e23") == .double(1e23))
+        #expect(try Value(json: "100000000000000000000000.0") == .double(1e23))
     }
 
     @Test func fractionsAndExponentsGiveDoubles() throws {

@@ -6,19 +6,19 @@ import Testing
 private struct PausedServer {
     let port: Int
     let connection: Completion<Connection>
-    let frames: Recorder<[UInt8]>
+    let received: ByteRecorder
 
     static func start(on loop: EventLoop) async throws -> PausedServer {
         let connection = Completion<Connection>()
-        let frames = Recorder<[UInt8]>()
+        let received = ByteRecorder()
         let port = try await loop.submit {
             try loop.listen(host: "127.0.0.1", port: 0) { accepted in
                 accepted.pauseReading()
-                accepted.onFrame = { frames.append($0) }
+                accepted.onRead = { received.append($0) }
                 connection.fulfill(accepted)
             }.port
         }
-        return PausedServer(port: port, connection: connection, frames: frames)
+        return PausedServer(port: port, connection: connection, received: received)
     }
 }
 
@@ -28,10 +28,10 @@ private struct PausedServer {
             let server = try await PausedServer.start(on: loop)
             let client = try await connect(on: loop, port: server.port)
             let accepted = try await server.connection.value(within: 5_000, "the accept")
-            let frameBytes = 64 * 1024
+            let writeBytes = 64 * 1024
             // Far more than kernel buffers and the write buffer together could hold.
-            let framesMax = 1_024
-            let pump = FramePump(connection: client, framesMax: framesMax) { _ in frameBytes }
+            let writesMax = 1_024
+            let pump = WritePump(connection: client, writesMax: writesMax) { _ in writeBytes }
             try await loop.submit { pump.start() }
             try await eventually(on: loop, "backpressure") { !client.isWritable }
             // Let the kernel's buffers fill; from then on the writer is blocked while the reader stays paused.
@@ -43,15 +43,14 @@ private struct PausedServer {
             }
             #expect(!writable)
             #expect(sent == sentBefore)
-            #expect(sent < framesMax)
+            #expect(sent < writesMax)
             #expect(buffered > NetLimits.writeBufferBytesLow)
-            #expect(buffered <= NetLimits.writeBufferBytesMax + NetLimits.frameHeaderBytes + frameBytes)
-            #expect(server.frames.count == 0)
+            #expect(buffered <= NetLimits.writeBufferBytesMax + writeBytes)
+            #expect(server.received.count == 0)
 
             try await loop.submit { accepted.resumeReading() }
-            try await eventually(within: 30_000, "every frame") { server.frames.count == framesMax }
-            let frames = server.frames.values
-            #expect(frames.indices.allSatisfy { frames[$0] == payload(seed: $0, count: frameBytes) })
+            try await eventually(within: 30_000, "every byte") { server.received.count == writesMax * writeBytes }
+            #expect(server.received.bytes == pump.expectedBytes)
             try await eventually(on: loop, "the buffer to drain") {
                 client.bufferedWriteBytes == 0 && client.isWritable
             }
@@ -68,12 +67,12 @@ private struct PausedServer {
             let server = try await PausedServer.start(on: loop)
             let client = try await connect(on: loop, port: server.port)
             let accepted = try await server.connection.value(within: 5_000, "the accept")
-            let frameBytes = 1024 * 1024
+            let writeBytes = 1024 * 1024
             let (written, error, buffered, open) = try await loop.submit { () -> (Int, NetError?, Int, Bool) in
                 var written = 0
                 while written < 1_000 {
                     do throws(NetError) {
-                        try client.write(payload(seed: written, count: frameBytes))
+                        try client.write(payload(seed: written, count: writeBytes))
                         written += 1
                     } catch {
                         return (written, error, client.bufferedWriteBytes, client.isOpen)
@@ -83,44 +82,40 @@ private struct PausedServer {
             }
             #expect(error?.code == .writeBufferFull)
             #expect(buffered <= NetLimits.writeBufferBytesCeiling)
-            #expect(buffered + NetLimits.frameHeaderBytes + frameBytes > NetLimits.writeBufferBytesCeiling)
+            #expect(buffered + writeBytes > NetLimits.writeBufferBytesCeiling)
             #expect(open)
             try await loop.submit { accepted.resumeReading() }
-            try await eventually(within: 30_000, "every accepted frame") { server.frames.count == written }
-            #expect(server.frames.values.last == payload(seed: written - 1, count: frameBytes))
+            try await eventually(within: 30_000, "every accepted write") {
+                server.received.count == written * writeBytes
+            }
+            #expect(
+                server.received.bytes.suffix(writeBytes).elementsEqual(payload(seed: written - 1, count: writeBytes)))
         }
     }
 
-    @Test func pausingInsideOnFrameHoldsBackFramesAlreadyRead() async throws {
+    @Test func pausingInsideOnReadStopsReadingUntilResumed() async throws {
         try await withLoop { loop in
-            let frames = Recorder<[UInt8]>()
+            let received = ByteRecorder()
             let accepted = Completion<Connection>()
             let port = try await loop.submit {
                 try loop.listen(host: "127.0.0.1", port: 0) { connection in
-                    connection.onFrame = { [unowned connection] frame in
-                        frames.append(frame)
-                        if frames.count == 1 { connection.pauseReading() }
+                    connection.onRead = { [unowned connection] bytes in
+                        received.append(bytes)
+                        connection.pauseReading()
                     }
                     accepted.fulfill(connection)
                 }.port
             }
             let client = try await connect(on: loop, port: port)
-            var bytes: [UInt8] = []
-            for index in 1...10 {
-                FrameHeader.append(payloadBytes: 1, to: &bytes)
-                bytes.append(UInt8(index))
-            }
-            try await loop.submit { [bytes] in client._writeUnframed(bytes) }
-            try await eventually("the first frame") { frames.count == 1 }
+            try await loop.submit { try client.write([1]) }
+            try await eventually("the first byte") { received.count == 1 }
+            try await loop.submit { try client.write(Array(2...10)) }
             try await Task.sleep(for: .milliseconds(50))
-            #expect(frames.count == 1)
+            #expect(received.count == 1, "nothing is read while paused")
             let server = try await accepted.value(within: 5_000, "the accept")
-            let deliveredDuringResume = try await loop.submit { () -> Int in
-                server.resumeReading()
-                return frames.count
-            }
-            #expect(deliveredDuringResume == 10)
-            #expect(frames.values == (1...10).map { [UInt8($0)] })
+            try await loop.submit { server.resumeReading() }
+            try await eventually("the rest") { received.count == 10 }
+            #expect(received.bytes == Array(1...10))
         }
     }
 }

@@ -1,7 +1,6 @@
 import Testing
 
 @testable import WeftNet
-import WeftSync
 
 @Suite(.timeLimit(.minutes(1))) struct NetLimitsTests {
     @Test func reconnectDelaysAreOrderedAndPositive() {
@@ -13,28 +12,17 @@ import WeftSync
         #expect(NetLimits.reconnectHealthyMillisecondsMin > NetLimits.reconnectDelayMillisecondsMin)
     }
 
-    @Test func aFramePayloadIsTheFrameMinusItsHeader() {
-        #expect(NetLimits.frameHeaderBytes == MemoryLayout<UInt32>.size)
-        #expect(NetLimits.framePayloadBytesMax == NetLimits.frameBytesMax - NetLimits.frameHeaderBytes)
-        #expect(NetLimits.framePayloadBytesMax > 0)
-        #expect(NetLimits.framePayloadBytesMax <= Int(UInt32.max))
-    }
-
-    @Test func theTransportCarriesEveryFrameTheSyncProtocolMayProduce() {
-        #expect(NetLimits.frameBytesMax >= SyncLimits.frameBytesMax)
-        #expect(NetLimits.frameBytesMax >= SyncLimits.batchBytesMax + NetLimits.frameHeaderBytes)
-    }
-
-    @Test func writeBufferThresholdsAreOrderedWithRoomForOneLargestFrame() {
+    @Test func writeBufferThresholdsAreOrderedWithRoomForOneLargestWrite() {
+        #expect(NetLimits.writeBytesMax > 0)
         #expect(NetLimits.writeBufferBytesLow > 0)
         #expect(NetLimits.writeBufferBytesLow < NetLimits.writeBufferBytesMax)
-        #expect(NetLimits.writeBufferBytesMax + NetLimits.frameBytesMax <= NetLimits.writeBufferBytesCeiling)
+        #expect(NetLimits.writeBufferBytesMax + NetLimits.writeBytesMax <= NetLimits.writeBufferBytesCeiling)
         // The whole ceiling fits one uv_buf_t length (an unsigned 32-bit count).
         #expect(NetLimits.writeBufferBytesCeiling <= Int(UInt32.max))
     }
 
     @Test func oneReadIsSmallerThanTheBuffersItFeeds() {
-        #expect(NetLimits.readChunkBytes > NetLimits.frameHeaderBytes)
+        #expect(NetLimits.readChunkBytes > 0)
         #expect(NetLimits.readChunkBytes <= NetLimits.writeBufferBytesLow)
         #expect(NetLimits.readChunkBytes <= Int(UInt32.max))
     }

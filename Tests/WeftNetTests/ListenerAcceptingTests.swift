@@ -5,15 +5,15 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct ListenerAcceptingTests {
     @Test func aClosedListenerRefusesNewClientsButKeepsItsConnections() async throws {
         try await withLoop { loop in
-            let echoed = Recorder<[UInt8]>()
+            let echoed = ByteRecorder()
             let listener = try await loop.submit {
                 try loop.listen(host: "127.0.0.1", port: 0) { connection in
-                    connection.onFrame = { [unowned connection] frame in try? connection.write(frame) }
+                    connection.onRead = { [unowned connection] bytes in try? connection.write(bytes) }
                 }
             }
             let port = listener.port
             let client = try await connect(on: loop, port: port) { connection in
-                connection.onFrame = { echoed.append($0) }
+                connection.onRead = { echoed.append($0) }
             }
             try await eventually(on: loop, "the server to count the client") { listener.connectionCount == 1 }
             try await loop.submit { listener.close() }
@@ -31,19 +31,23 @@ import Testing
         }
     }
 
-    @Test func connectionsBeyondTheLimitAreClosedAtOnceWhileOthersStayOpen() async throws {
+    /// A client past the limit got a bare close: it is now sent the listener's refusal first.
+    @Test func connectionsBeyondTheLimitGetTheRefusalAndCloseWhileOthersStayOpen() async throws {
         try await withLoop { loop in
             let accepted = Recorder<String>()
+            let refusal = Array("too many connections".utf8)
             let listener = try await loop.submit {
-                try loop.listen(host: "127.0.0.1", port: 0, connectionsMax: 2) { connection in
+                try loop.listen(host: "127.0.0.1", port: 0, connectionsMax: 2, refusal: refusal) { connection in
                     accepted.append(connection.remoteAddress)
                 }
             }
             let closes = Recorder<Int>()
+            let heard = (0..<3).map { _ in ByteRecorder() }
             var clients: [Connection] = []
             for index in 0..<3 {
                 clients.append(
                     try await connect(on: loop, port: listener.port) { connection in
+                        connection.onRead = { heard[index].append($0) }
                         connection.onClose = { _ in closes.append(index) }
                     })
                 try await eventually(on: loop, "the server to settle") {
@@ -52,6 +56,8 @@ import Testing
             }
             try await eventually("the third client to be dropped") { closes.count == 1 }
             #expect(closes.values == [2])
+            #expect(heard[2].bytes == refusal)
+            #expect(heard[0].count == 0 && heard[1].count == 0)
             #expect(accepted.count == 2)
             let (first, second) = try await loop.submit { [clients] in (clients[0].isOpen, clients[1].isOpen) }
             #expect(first && second)

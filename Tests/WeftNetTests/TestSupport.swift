@@ -73,6 +73,25 @@ final class Recorder<Value: Sendable>: @unchecked Sendable {
     var count: Int { lock.withLock { stored.count } }
 }
 
+/// The bytes a connection read, in order, recorded on the loop thread and read by the test.
+final class ByteRecorder: @unchecked Sendable {
+    private let lock = _Lock()
+    private var stored: [UInt8] = []
+    private var reads = 0
+
+    func append(_ bytes: UnsafeRawBufferPointer) {
+        lock.withLock {
+            stored.append(contentsOf: bytes)
+            reads += 1
+        }
+    }
+
+    var bytes: [UInt8] { lock.withLock { stored } }
+    var count: Int { lock.withLock { stored.count } }
+    /// How many chunks were read.
+    var readCount: Int { lock.withLock { reads } }
+}
+
 /// How many times `eventually` polls before it may give up, however late it wakes: when parallel tests
 /// keep the cooperative threads busy past the deadline, the task the condition waits for may still be
 /// queued, and it gets a few more turns instead of a false failure.
@@ -129,9 +148,9 @@ func withLoop(_ body: (EventLoop) async throws -> Void) async throws {
 func startEchoServer(on loop: EventLoop, closes: Recorder<NetError?>? = nil) async throws -> Int {
     try await loop.submit {
         try loop.listen(host: "127.0.0.1", port: 0) { connection in
-            connection.onFrame = { [unowned connection] frame in
+            connection.onRead = { [unowned connection] bytes in
                 do {
-                    try connection.write(frame)
+                    try connection.write(bytes)
                 } catch {
                     Issue.record("echo write failed: \(error)")
                 }
@@ -145,12 +164,12 @@ func startEchoServer(on loop: EventLoop, closes: Recorder<NetError?>? = nil) asy
     }
 }
 
-/// Writes numbered frames to a connection as fast as it stays writable, resuming when it is writable again.
+/// Writes numbered chunks to a connection as fast as it stays writable, resuming when it is writable again.
 /// Loop thread only.
-final class FramePump: @unchecked Sendable {
+final class WritePump: @unchecked Sendable {
     let connection: Connection
-    let framesMax: Int
-    let frameBytes: (Int) -> Int
+    let writesMax: Int
+    let writeBytes: (Int) -> Int
     private(set) var sent = 0
     /// Every writability change seen, in order.
     private(set) var changes: [Bool] = []
@@ -158,13 +177,16 @@ final class FramePump: @unchecked Sendable {
 
     /// - Parameters:
     ///   - connection: where to write.
-    ///   - framesMax: how many frames to send in all.
-    ///   - frameBytes: the size of frame number n.
-    init(connection: Connection, framesMax: Int, frameBytes: @escaping (Int) -> Int) {
+    ///   - writesMax: how many writes to make in all.
+    ///   - writeBytes: the size of write number n.
+    init(connection: Connection, writesMax: Int, writeBytes: @escaping (Int) -> Int) {
         self.connection = connection
-        self.framesMax = framesMax
-        self.frameBytes = frameBytes
+        self.writesMax = writesMax
+        self.writeBytes = writeBytes
     }
+
+    /// Every byte the pump writes, in order.
+    var expectedBytes: [UInt8] { (0..<writesMax).flatMap { payload(seed: $0, count: writeBytes($0)) } }
 
     /// Starts pumping; the pump keeps itself alive through the connection's callback.
     func start() {
@@ -176,9 +198,9 @@ final class FramePump: @unchecked Sendable {
     }
 
     private func pump() {
-        while connection.isWritable, sent < framesMax, failure == nil {
+        while connection.isWritable, sent < writesMax, failure == nil {
             do {
-                try connection.write(payload(seed: sent, count: frameBytes(sent)))
+                try connection.write(payload(seed: sent, count: writeBytes(sent)))
                 sent += 1
             } catch {
                 failure = error
@@ -202,18 +224,18 @@ func connect(
     return try await outcome.value(within: 5_000, "connect to \(host):\(port)").get()
 }
 
-/// Deterministic payloads: `count` bytes that depend on `seed`, first byte (the type byte) included.
+/// Deterministic payloads: `count` bytes that depend on `seed`.
 ///
-/// Slices of one pattern made once, so large frames cost a copy rather than a loop per byte.
+/// Slices of one pattern made once, so large writes cost a copy rather than a loop per byte.
 func payload(seed: Int, count: Int) -> [UInt8] {
-    precondition(count <= NetLimits.framePayloadBytesMax + 1, "payload larger than any frame")
+    precondition(count <= NetLimits.writeBytesMax, "payload larger than any write")
     let offset = (seed &* 7919) & 0xFFFF
     return Array(_payloadPattern[offset..<offset + count])
 }
 
-/// Bytes with no short period, long enough for every payload offset plus the largest frame.
+/// Bytes with no short period, long enough for every payload offset plus the largest write.
 private let _payloadPattern: [UInt8] = {
-    let count = NetLimits.framePayloadBytesMax + 1 + 0x10000
+    let count = NetLimits.writeBytesMax + 0x10000
     return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
         var state: UInt32 = 0x9E37_79B9
         for index in 0..<count {

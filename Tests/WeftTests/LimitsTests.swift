@@ -1,6 +1,8 @@
 import Testing
 import WeftCore
+import WeftNet
 import WeftStore
+import WeftSync
 
 @testable import Weft
 
@@ -33,5 +35,35 @@ import WeftStore
         #expect(clamped.groupCommitDelayMilliseconds == WeftLimits.groupCommitDelayMillisecondsMax)
         #expect(clamped.groupCommitOpsMax == StoreLimits.groupCommitOpsMax)
         #expect(clamped.pendingOpsMax == clamped.groupCommitOpsMax)
+    }
+
+    /// WeftNet moves bytes and knows nothing of frames: what a session sends in one go (a window of frames
+    /// and one largest frame, as the channel queues it) must fit one write.
+    @Test func theTransportTakesEverythingASessionSendsInOneGo() {
+        #expect(SyncShellLimits.queuedBytesMax <= NetLimits.writeBytesMax)
+        #expect(SyncLimits.frameBytesMax <= NetLimits.writeBytesMax)
+        #expect(NetLimits.readChunkBytes >= SyncLimits.frameHeaderBytes)
+    }
+
+    /// Before authentication: a client's hello fits its reserve, the largest hello fits the pool, and the
+    /// pool with every connection's reserve stays a small fixed amount.
+    @Test func theHandshakeBudgetFitsAHelloAndStaysSmall() {
+        let clientHelloBytes =
+            SyncLimits.frameHeaderBytes + 4 + 2 + 8 + 1 + 2 + SyncLimits.nameBytesMax
+            + SyncLimits.nonceBytes + 10 + 1
+        #expect(clientHelloBytes <= SyncShellLimits.handshakeBytesReserved)
+        #expect(SyncLimits.handshakeFrameBytesMax <= SyncShellLimits.handshakeBytesSharedMax)
+        let worstCase =
+            NetLimits.connectionsMax * SyncShellLimits.handshakeBytesReserved
+            + SyncShellLimits.handshakeBytesSharedMax
+        #expect(worstCase <= 16 * 1024 * 1024)
+        #expect(SyncShellLimits.failedAuthenticationDelayMillisecondsBase > 0)
+        #expect(
+            SyncShellLimits.failedAuthenticationDelayMillisecondsBase
+                <= SyncShellLimits.failedAuthenticationDelayMillisecondsMax)
+        #expect(
+            SyncShellLimits.failedAuthenticationDelayMillisecondsMax
+                < SyncLimits.handshakeTimeoutMillisecondsDefault)
+        #expect(SyncShellLimits.failedAuthenticationHostsMax >= 1)
     }
 }

@@ -14,9 +14,9 @@ enum RawJSON {
     /// The value of a JSON object graph.
     ///
     /// Arrays become objects keyed `"0"`, `"1"`, …; `nil`, `NSNull` and null members vanish; integers stay
-    /// exact Int64; `UInt64` beyond `Int64.max` becomes a double.
+    /// exact Int64; a `UInt64` beyond `Int64.max` is refused, as JSON text refuses such an integer.
     /// - Throws: `WeftError` with code `invalidJSON` (a type JSON cannot hold), `invalidKey`, `invalidValue`
-    ///   (non-finite number) or `invalidPath` (nesting too deep).
+    ///   (non-finite number, or an unsigned integer beyond `Int64.max`) or `invalidPath` (nesting too deep).
     static func value(of json: Any?, at path: Path) throws -> Value {
         guard let json else { return .null }
         return try convert(json, keys: path.keys)
@@ -52,8 +52,8 @@ enum RawJSON {
         case let value as Int32 where type(of: any) == Int32.self: return .int(Int64(value))
         case let value as Int16 where type(of: any) == Int16.self: return .int(Int64(value))
         case let value as Int8 where type(of: any) == Int8.self: return .int(Int64(value))
-        case let value as UInt where type(of: any) == UInt.self: return unsigned(UInt64(value))
-        case let value as UInt64 where type(of: any) == UInt64.self: return unsigned(value)
+        case let value as UInt where type(of: any) == UInt.self: return try unsigned(UInt64(value), keys)
+        case let value as UInt64 where type(of: any) == UInt64.self: return try unsigned(value, keys)
         case let value as UInt32 where type(of: any) == UInt32.self: return .int(Int64(value))
         case let value as UInt16 where type(of: any) == UInt16.self: return .int(Int64(value))
         case let value as UInt8 where type(of: any) == UInt8.self: return .int(Int64(value))
@@ -70,14 +70,21 @@ enum RawJSON {
         if type(of: number) == type(of: NSNumber(value: true)) { return .bool(number.boolValue) }
         switch String(cString: number.objCType) {
         case "c", "s", "i", "l", "q": return .int(number.int64Value)
-        case "C", "S", "I", "L", "Q": return unsigned(number.uint64Value)
+        case "C", "S", "I", "L", "Q": return try unsigned(number.uint64Value, keys)
         default: return try finite(number.doubleValue, keys)
         }
     }
 
-    private static func unsigned(_ value: UInt64) -> Value {
-        if let exact = Int64(exactly: value) { return .int(exact) }
-        return .double(Double(value))
+    /// An unsigned integer, exact or refused: rounded to a double it would be another number.
+    private static func unsigned(_ value: UInt64, _ keys: [Key]) throws -> Value {
+        guard let exact = Int64(exactly: value) else {
+            throw WeftError(
+                .invalidValue,
+                "integer \(value) is beyond the largest integer a value holds (\(Int64.max)); "
+                    + "store it as a string to keep its digits, or as a Double",
+                path: Path.text(keys))
+        }
+        return .int(exact)
     }
 
     private static func finite(_ value: Double, _ keys: [Key]) throws -> Value {

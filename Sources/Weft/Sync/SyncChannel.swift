@@ -4,7 +4,8 @@ import WeftSync
 
 /// One connection of a ``SyncDriver`` and the session that runs over it. Confined to the loop thread.
 ///
-/// It owns the session's timers and the frames waiting for the socket while the connection pushes back.
+/// It owns the session's timers, the frames waiting for the socket while the connection pushes back, and
+/// what the handshake budget counts for it.
 final class _SyncChannel {
     let connection: Connection
     var session: SyncSession
@@ -13,9 +14,12 @@ final class _SyncChannel {
     let outbound: _OutboundPeer?
     var status: SyncPeerStatus
     var timers: [SyncTimer: TimerHandle] = [:]
-    /// Frame payloads (type byte first) held while the connection is not writable, oldest first.
-    var queuedPayloads: [[UInt8]] = []
+    /// Encoded frames (each send of the session, headers included) held while the connection is not
+    /// writable, oldest first.
+    var queued: [[UInt8]] = []
     var queuedBytes = 0
+    /// The answer to a failed authentication, held for the throttle's delay (``AuthenticationThrottle``).
+    var heldAnswer: TimerHandle?
     /// Whether the session reported the connected phase at least once.
     var wasConnected = false
     var isClosed = false
@@ -32,42 +36,24 @@ final class _SyncChannel {
             bytesSent: outbound?.status.bytesSent ?? 0, bytesReceived: outbound?.status.bytesReceived ?? 0)
     }
 
-    /// Writes the whole frames in `bytes` (`[u32 length][type][payload]`, as the session encodes them).
-    ///
-    /// WeftNet adds its own `[u32 length]` header to each payload, and the two headers have the same
-    /// layout, so each frame is handed over without its header and comes out identical on the wire.
+    /// Writes the frames in `bytes` (as the session encoded them, headers included) or, while the
+    /// connection pushes back, queues them.
     ///
     /// - Throws: ``SyncError`` with ``SyncErrorCode/limitExceeded`` when more than
     ///   ``SyncShellLimits/queuedBytesMax`` wait for a connection that pushes back, or
     ///   ``SyncErrorCode/connectionLost`` when the connection refuses the write.
     func send(_ bytes: [UInt8]) throws(SyncError) {
-        var index = 0
-        while index < bytes.count {
-            precondition(bytes.count - index >= SyncLimits.frameHeaderBytes, "a session sent a truncated frame")
-            var length = 0
-            for offset in 0..<NetLimits.frameHeaderBytes { length = length << 8 | Int(bytes[index + offset]) }
-            let start = index + NetLimits.frameHeaderBytes
-            let end = start + length
-            precondition(length >= 1, "a session frame holds at least its type byte")
-            precondition(end <= bytes.count, "a session frame runs past the bytes sent")
-            try enqueue(bytes[start..<end])
-            index = end
-        }
-        precondition(index == bytes.count, "session bytes end inside a frame")
-    }
-
-    private func enqueue(_ payload: ArraySlice<UInt8>) throws(SyncError) {
-        guard connection.isOpen else { return }
-        if queuedPayloads.isEmpty && connection.isWritable {
-            try write(payload)
+        guard connection.isOpen, !bytes.isEmpty else { return }
+        if queued.isEmpty && connection.isWritable {
+            try write(bytes)
             return
         }
-        guard queuedBytes + payload.count <= SyncShellLimits.queuedBytesMax else {
+        guard queuedBytes + bytes.count <= SyncShellLimits.queuedBytesMax else {
             throw SyncError(
                 .limitExceeded, "more than \(SyncShellLimits.queuedBytesMax) bytes wait for \(status.address)")
         }
-        queuedPayloads.append(Array(payload))
-        queuedBytes += payload.count
+        queued.append(bytes)
+        queuedBytes += bytes.count
     }
 
     /// Writes queued frames while the connection takes them: while it is writable, called when it turns
@@ -76,22 +62,22 @@ final class _SyncChannel {
     func flushQueue(ignoringBackpressure: Bool = false) throws(SyncError) {
         var written = 0
         defer {
-            queuedPayloads.removeFirst(written)
+            queued.removeFirst(written)
             precondition(queuedBytes >= 0, "queued bytes went negative")
-            precondition(!queuedPayloads.isEmpty || queuedBytes == 0, "an empty queue holds bytes")
+            precondition(!queued.isEmpty || queuedBytes == 0, "an empty queue holds bytes")
         }
-        while written < queuedPayloads.count, connection.isOpen, ignoringBackpressure || connection.isWritable {
-            let payload = queuedPayloads[written]
-            try write(payload[...])
-            queuedBytes -= payload.count
+        while written < queued.count, connection.isOpen, ignoringBackpressure || connection.isWritable {
+            let bytes = queued[written]
+            try write(bytes)
+            queuedBytes -= bytes.count
             written += 1
         }
     }
 
-    private func write(_ payload: ArraySlice<UInt8>) throws(SyncError) {
+    private func write(_ bytes: [UInt8]) throws(SyncError) {
         do {
-            try connection.write(payload)
-            status.bytesSent += NetLimits.frameHeaderBytes + payload.count
+            try connection.write(bytes)
+            status.bytesSent += bytes.count
         } catch {
             throw SyncError(.connectionLost, "\(error)")
         }
@@ -99,7 +85,7 @@ final class _SyncChannel {
 
     /// Forgets the frames still queued: the session is over, and they would only delay its last frame.
     func dropQueued() {
-        queuedPayloads = []
+        queued = []
         queuedBytes = 0
     }
 
@@ -107,7 +93,9 @@ final class _SyncChannel {
     func tearDown() {
         for timer in timers.values { timer.cancel() }
         timers = [:]
-        queuedPayloads = []
+        heldAnswer?.cancel()
+        heldAnswer = nil
+        queued = []
         queuedBytes = 0
         isClosed = true
     }

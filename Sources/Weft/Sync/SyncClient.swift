@@ -208,19 +208,12 @@ public final class SyncClient: @unchecked Sendable {
 
     private func opened(_ connection: Connection) {
         self.connection = connection
-        connection.onFrame = { payload in
-            var frame: [UInt8] = []
-            frame.reserveCapacity(NetLimits.frameHeaderBytes + payload.count)
-            let length = UInt32(payload.count)
-            for shift in stride(from: 24, through: 0, by: -8) {
-                frame.append(UInt8(truncatingIfNeeded: length >> shift))
-            }
-            frame.append(contentsOf: payload)
-            self.perform(self.session.onBytesReceived(frame, source: EmptyOpSource(), now: self.now))
+        connection.onRead = { bytes in
+            self.perform(self.session.onBytesReceived(bytes, source: EmptyOpSource(), now: self.now))
         }
         connection.onClose = { error in
             // The transport's reason first: the session only knows that the connection closed.
-            if let error { self.finish(self.closeError(error)) }
+            if let error { self.finish(WeftError(.sync, "\(error)")) }
             self.perform(self.session.onTransportClosed(now: self.now))
             self.finish(WeftError(.sync, "\(self.address) closed the connection"))
         }
@@ -232,20 +225,12 @@ public final class SyncClient: @unchecked Sendable {
         for action in actions {
             switch action {
             case .send(let bytes):
-                var index = 0
-                while index < bytes.count {
-                    var length = 0
-                    for offset in 0..<NetLimits.frameHeaderBytes { length = length << 8 | Int(bytes[index + offset]) }
-                    let start = index + NetLimits.frameHeaderBytes
-                    precondition(length >= 1 && start + length <= bytes.count, "a session sent a broken frame")
-                    do {
-                        try connection?.write(bytes[start..<(start + length)])
-                    } catch {
-                        finish(WeftError(.sync, "\(error)"))
-                        connection?.close()
-                        return
-                    }
-                    index = start + length
+                do {
+                    try connection?.write(bytes)
+                } catch {
+                    finish(WeftError(.sync, "\(error)"))
+                    connection?.close()
+                    return
                 }
             case .scheduleTimer(let timer, let milliseconds):
                 timers.removeValue(forKey: timer)?.cancel()
@@ -279,7 +264,7 @@ public final class SyncClient: @unchecked Sendable {
             case .deliverEvent(let event):
                 eventHandlers[event.watchID]?(event)
             case .close(let error):
-                if let error { finish(Self.publicError(error)) }
+                if let error { finish(closeError(error)) }
                 connection?.close()
             case .applyOps, .installSnapshot, .recordAcknowledgement, .handleRequest:
                 preconditionFailure("a client session asked for \(action)")
@@ -287,11 +272,11 @@ public final class SyncClient: @unchecked Sendable {
         }
     }
 
-    /// Why the transport closed the connection, for people: bytes that break the framing before the
-    /// handshake ends come from something that is not a daemon (a `--server` naming another service).
-    private func closeError(_ error: NetError) -> WeftError {
-        let isFraming = [.frameTooLarge, .frameEmpty, .frameTruncated].contains(error.code)
-        guard isFraming, ready != nil else { return WeftError(.sync, "\(error)") }
+    /// Why the session closed, for people: bytes that break the framing before the handshake ends come
+    /// from something that is not a daemon (a `--server` naming another service).
+    private func closeError(_ error: SyncError) -> WeftError {
+        let isFraming = error.code == .frameTooLarge || error.code == .malformedFrame
+        guard isFraming, !error.raisedByPeer, ready != nil else { return Self.publicError(error) }
         return WeftError(.sync, "\(address) is not a weft daemon: \(error)")
     }
 

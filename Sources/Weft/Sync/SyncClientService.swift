@@ -53,8 +53,17 @@ final class _SyncClientService: @unchecked Sendable {
                 let (key, receipt) = try backend.submitPush(parent: path, value: value, at: .now)
                 return Answer(result: .ok(.string(key)), awaiting: receipt)
             case .increment(let path, let step, let from):
-                // A local op is decided as it applies: an increment of a string or past the largest
-                // double is rejected now, and the client must hear it, not read the unchanged value.
+                // Refused before it is an op when the value here already rejects it: recorded, a rejected
+                // increment stayed in the log for ever (and went to every peer) though the client was told
+                // it failed. In the daemon requests and merged ops both run on the loop, so nothing changes
+                // the value between this check and the submit.
+                if let rejection = Self.incrementRejection(
+                    at: path, current: backend.value(at: path), by: step, from: from)
+                {
+                    return Answer(result: .failed(SyncError(.requestFailed, "refused: \(rejection)")))
+                }
+                // Decided again as it applies (a local op is decided at once): the client hears a rejection
+                // there too, rather than reading the unchanged value.
                 let receipt = try backend.submit(path: path, kind: .increment(by: step, from: from), at: .now)
                 if case .rejected(let rejection) = receipt.status {
                     return Answer(result: .failed(SyncError(.requestFailed, "rejected: \(rejection)")))
@@ -81,6 +90,19 @@ final class _SyncClientService: @unchecked Sendable {
         } catch {
             return Answer(result: .failed(SyncError(.requestFailed, "\(error)")))
         }
+    }
+
+    /// Why an increment of `current` by `step` would be rejected (the fold's rule: a number, or null,
+    /// counting as `from`, moves to a finite sum), or nil when it would apply.
+    static func incrementRejection(at path: Path, current: Value, by step: Number, from: Number) -> Rejection? {
+        let base: Number
+        switch current {
+        case .null: base = from
+        case .int(let value): base = .int(value)
+        case .double(let value): base = .double(value)
+        default: return .notANumber(path)
+        }
+        return base.adding(step) == nil ? .nonFinite(path) : nil
     }
 
     /// The current value of a watch just opened, for its first event.

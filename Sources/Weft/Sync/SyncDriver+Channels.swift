@@ -25,10 +25,8 @@ extension SyncDriver {
             preconditionFailure("a configuration validated at init became invalid: \(error)")
         }
         let channel = _SyncChannel(connection: connection, session: session, side: side, outbound: outbound)
-        // Until the handshake completes the session takes frames of at most 4 MiB: refused from their
-        // header here, a larger frame never gets buffered whole (a stranger could make the daemon hold
-        // 16 MiB a socket).
-        connection.framePayloadBytesMax = SyncLimits.handshakeFrameBytesMax - NetLimits.frameHeaderBytes
+        // Until the handshake completes the session refuses, from its header, a frame larger than a hello
+        // (``SyncLimits/handshakeFrameBytesMax``), and ``handshakeBudget`` caps what all such sessions hold.
         if let previous = outbound?.status.lastError {
             // A new attempt keeps what ended the last one until it gets somewhere (`weft status`).
             channel.status.lastError = previous
@@ -36,9 +34,9 @@ extension SyncDriver {
         let key = ObjectIdentifier(channel)
         channels[key] = channel
         outbound?.channel = channel
-        connection.onFrame = { [weak self, weak channel] payload in
+        connection.onRead = { [weak self, weak channel] bytes in
             guard let self, let channel else { return }
-            self.received(payload, on: channel)
+            self.received(bytes, on: channel)
         }
         connection.onClose = { [weak self, weak channel] error in
             guard let self, let channel else { return }
@@ -69,22 +67,66 @@ extension SyncDriver {
         return tokens
     }
 
-    /// One frame's payload (type byte first) arrived: the session reads it with its header put back.
-    func received(_ payload: [UInt8], on channel: _SyncChannel) {
-        guard !channel.isClosed else { return }
-        precondition(!payload.isEmpty, "WeftNet delivers no empty frame")
-        channel.status.bytesReceived += NetLimits.frameHeaderBytes + payload.count
-        var frame: [UInt8] = []
-        frame.reserveCapacity(NetLimits.frameHeaderBytes + payload.count)
-        let length = UInt32(payload.count)
-        frame.append(UInt8(truncatingIfNeeded: length >> 24))
-        frame.append(UInt8(truncatingIfNeeded: length >> 16))
-        frame.append(UInt8(truncatingIfNeeded: length >> 8))
-        frame.append(UInt8(truncatingIfNeeded: length))
-        frame.append(contentsOf: payload)
-        perform(
-            channel.session.onBytesReceived(frame, source: source, now: now), on: channel)
+    /// Bytes arrived: the session cuts them into frames and handles them. Before the handshake completes,
+    /// what the session holds of an unfinished frame is held to the handshake budget, and the answer to a
+    /// failed authentication waits (``AuthenticationThrottle``).
+    func received(_ bytes: UnsafeRawBufferPointer, on channel: _SyncChannel) {
+        guard !channel.isClosed, channel.heldAnswer == nil else { return }
+        channel.status.bytesReceived += bytes.count
+        let wasHandshaking = channel.session.phase == .handshaking
+        let actions = channel.session.onBytesReceived(bytes, source: source, now: now)
+        if wasHandshaking, channel.side == .acceptor, holdIfAuthenticationFailed(actions, on: channel) { return }
+        perform(actions, on: channel)
+        if wasHandshaking { holdHandshakeBytes(of: channel) }
         publishStatusSoon()
+    }
+
+    /// Counts what a session still handshaking holds against the shared budget; refuses it with `busy`
+    /// when the budget cannot cover it, and returns its share once it is authenticated.
+    private func holdHandshakeBytes(of channel: _SyncChannel) {
+        let key = ObjectIdentifier(channel)
+        guard !channel.isClosed, channel.session.phase == .handshaking else {
+            handshakeBudget.release(key)
+            return
+        }
+        guard !handshakeBudget.hold(channel.session.bufferedByteCount, for: key) else { return }
+        let reason =
+            "too many bytes held for connections that have not authenticated "
+            + "(at most \(handshakeBudget.sharedBytesMax) beyond \(handshakeBudget.reservedBytes) each); try again later"
+        logger.warning(
+            "refusing connection: handshake budget spent",
+            metadata: [
+                "peer": "\(channel.status.address)", "held": "\(channel.session.bufferedByteCount)",
+                "limit": "\(handshakeBudget.sharedBytesMax)",
+            ])
+        perform(channel.session.onClose(error: SyncError(.busy, reason), now: now), on: channel)
+    }
+
+    /// Holds the actions that answer a failed authentication for the throttle's delay: the session is
+    /// closed already, the connection reads nothing more, and the error frame and close go out when the
+    /// delay ends (or not at all, when the stranger hangs up first). True when the actions were held.
+    private func holdIfAuthenticationFailed(_ actions: [SyncAction], on channel: _SyncChannel) -> Bool {
+        let failed = actions.contains { action in
+            if case .close(let error?) = action { return error.code == .authenticationFailed && !error.raisedByPeer }
+            return false
+        }
+        guard failed else { return false }
+        let host = AuthenticationThrottle.host(of: channel.connection.remoteAddress)
+        let delay = authenticationThrottle.failed(host: host, now: now)
+        handshakeBudget.release(ObjectIdentifier(channel))
+        channel.connection.pauseReading()
+        do {
+            channel.heldAnswer = try loop.scheduleTimer(after: Int(clamping: delay)) { [weak self, weak channel] in
+                guard let self, let channel, !channel.isClosed else { return }
+                channel.heldAnswer = nil
+                self.perform(actions, on: channel)
+                self.publishStatusSoon()
+            }
+        } catch {
+            // Only a stopping loop refuses a timer: the connection is closing anyway.
+            return false
+        }
+        return true
     }
 
     /// The socket closed (orderly or not): the session learns it, the channel goes.
@@ -98,6 +140,7 @@ extension SyncDriver {
             perform(channel.session.onTransportClosed(now: now), on: channel)
         }
         channel.tearDown()
+        handshakeBudget.release(ObjectIdentifier(channel))
         channels[ObjectIdentifier(channel)] = nil
         if channel.outbound == nil {
             closedBytesSent += channel.status.bytesSent
@@ -284,7 +327,10 @@ extension SyncDriver {
             acknowledgementsChanged()
         }
         if becameConnected {
-            channel.connection.framePayloadBytesMax = SyncLimits.frameBytesMax - NetLimits.frameHeaderBytes
+            if channel.side == .acceptor {
+                authenticationThrottle.succeeded(
+                    host: AuthenticationThrottle.host(of: channel.connection.remoteAddress))
+            }
             channel.wasConnected = true
             channel.status.sessionsEstablished += 1
             channel.status.lastError = nil

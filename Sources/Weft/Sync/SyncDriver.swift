@@ -58,6 +58,10 @@ public final class SyncDriver: @unchecked Sendable {
     /// Bytes of inbound connections closed since (outbound peers keep theirs in their status).
     var closedBytesSent = 0
     var closedBytesReceived = 0
+    /// What the sessions that have not authenticated hold, against a fixed cap.
+    var handshakeBudget = HandshakeBudget()
+    /// How long the answer to a failed authentication waits, per remote host.
+    var authenticationThrottle = AuthenticationThrottle()
 
     // Shared state, behind `sharedLock`.
     private let sharedLock = NSLock()
@@ -142,7 +146,13 @@ public final class SyncDriver: @unchecked Sendable {
             guard self.listener == nil else { throw WeftError(.sync, "the driver already listens") }
             guard !self.isShuttingDown else { throw WeftError(.shutDown, "the sync driver is shut down") }
             do {
-                let listener = try self.loop.listen(host: host, port: port) { [weak self] connection in
+                // A connection past the limit is told why before it closes (the listener logs the limit).
+                let refusal = MessageCodec.encode(
+                    .error(
+                        SyncError(
+                            .busy, "too many connections: the replica is at its connection limit; try again later")))
+                let listener = try self.loop.listen(host: host, port: port, refusal: refusal) {
+                    [weak self] connection in
                     self?.accept(connection)
                 }
                 self.listener = listener
