@@ -111,6 +111,7 @@ public enum CoverageCounter: String, Codable, Sendable, Hashable, CaseIterable {
     case digestChecks = "checks.digest"
     case duplicateChecks = "checks.duplicates"
     case recoveryChecks = "checks.recovery"
+    case invariantChecks = "checks.mergeInvariants"
 
     /// The counters that count injected faults.
     public static let faults: [CoverageCounter] = [

@@ -95,6 +95,9 @@ public enum SimulationLimits {
     public static let foldChecksPerRunMax = 6
     /// Most ops re-delivered by one duplicate-delivery check.
     public static let duplicateCheckOpsMax = 32
+    /// Events between two checks of a merge engine's invariants (each checks one replica, in turn);
+    /// 0 turns them off.
+    public static let invariantCheckIntervalEvents = 64
 
     // MARK: - Shrinking and swarms
 

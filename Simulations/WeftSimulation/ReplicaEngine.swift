@@ -36,6 +36,8 @@ protocol ReplicaEngine: AnyObject {
     ) throws -> (engine: any ReplicaEngine, install: CompactedBaseInstall)?
     /// Which road the engine took for each op.
     var statistics: MergeStatistics { get }
+    /// Throws the first summary that differs from its recomputation from the log.
+    func checkInvariants() throws(MergeInvariantViolation)
 }
 
 extension MergeEngine: ReplicaEngine {

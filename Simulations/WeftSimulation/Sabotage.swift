@@ -104,6 +104,7 @@ final class SabotagedEngine: ReplicaEngine {
         return install.map { (SabotagedEngine(inner: $0.engine, sabotage: sabotage), $0) }
     }
     var statistics: MergeStatistics { inner.statistics }
+    func checkInvariants() throws(MergeInvariantViolation) { try inner.checkInvariants() }
     func compact(upTo frontier: Stamp) -> Int { inner.compact(upTo: frontier) }
     func compactionFrontier(upTo stable: Stamp) -> Stamp? { inner.compactionFrontier(upTo: stable) }
     func outcome(of stamp: Stamp) -> Outcome? { inner.outcome(of: stamp) }

@@ -38,6 +38,22 @@ extension Simulation {
         }
     }
 
+    /// A replica's engine keeps its path index's summaries true to its log: run every
+    /// ``Simulation/invariantCheckIntervalEvents`` events, on the replicas that are up, one in turn (the
+    /// check reads the engine and changes nothing, so the trace is the same with it or without it).
+    func checkMergeInvariants() {
+        guard !replicas.isEmpty else { return }
+        let replica = replicas[invariantChecksDone % replicas.count]
+        invariantChecksDone += 1
+        guard replica.isUp else { return }
+        coverage.bump(.invariantChecks)
+        do {
+            try replica.engine.checkInvariants()
+        } catch {
+            fail(.mergeInvariantBroken, replica.index, "\(error)")
+        }
+    }
+
     /// Replicas holding the same set of ops must show the same digest. Digests are only computed for
     /// replicas that share their set with another one.
     private func checkDigests(of up: [SimulatedReplica]) {

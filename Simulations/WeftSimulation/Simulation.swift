@@ -51,6 +51,10 @@ public final class Simulation {
     var nextWrite = 0
     /// True to keep every op written in ``writtenOps`` (for replays that print them).
     public var recordsOps = false
+    /// Events between two checks of a merge engine's invariants, each on one replica in turn (0: none).
+    public var invariantCheckIntervalEvents = SimulationLimits.invariantCheckIntervalEvents
+    var nextInvariantCheck = 0
+    var invariantChecksDone = 0
     /// The ops written, with their tick and replica, when ``recordsOps`` is set.
     public private(set) var writtenOps: [WrittenOp] = []
     /// The folder of this run's SQLite files, once made.
@@ -91,6 +95,10 @@ public final class Simulation {
                 break
             }
             handle(event)
+            if invariantCheckIntervalEvents > 0, events >= nextInvariantCheck {
+                nextInvariantCheck = events + invariantCheckIntervalEvents
+                checkMergeInvariants()
+            }
         }
         if failure == nil, convergenceTicks == nil {
             fail(.notConverged, nil, "the event queue ran dry before convergence")

@@ -38,6 +38,9 @@ public struct SimulationFailure: Codable, Sendable, Hashable, CustomStringConver
         case localFailure = "local-failure"
         /// The run handled more than ``SimulationLimits/eventsMax`` events.
         case runaway
+        /// A merge engine's summaries differ from their recomputation from its log
+        /// (`MergeEngine.checkInvariants()`).
+        case mergeInvariantBroken = "merge-invariant-broken"
     }
 
     /// Which property broke.

@@ -151,27 +151,6 @@ enum Fold {
         }
     }
 
-    /// The increment rule on the node's current value: a number moves by `by`, null counts as `from`,
-    /// anything else, or a sum that is not finite, rejects the increment.
-    static func incremented(_ current: Value, by: Number, from: Number, at path: Path) -> Increment {
-        let base: Number
-        switch current {
-        case .null: base = from
-        case .int(let i): base = .int(i)
-        case .double(let d): base = .double(d)
-        default: return .rejected(.notANumber(path))
-        }
-        guard let sum = base.adding(by) else { return .rejected(.nonFinite(path)) }
-        return .sum(sum.value)
-    }
-
-    /// What an increment does to its node.
-    enum Increment {
-        /// The node becomes this number.
-        case sum(Value)
-        case rejected(Rejection)
-    }
-
     /// Applies one write of a batch, recording how to undo it.
     private static func apply(_ write: Write, to state: inout Value, undo: inout [(keys: [Key], old: Value)])
         -> Outcome

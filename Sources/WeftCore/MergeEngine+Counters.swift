@@ -8,11 +8,18 @@ extension MergeEngine {
     /// counter (a set, a merge child, an applied batch's set, a transaction whose origin had seen this
     /// increment): every op in between sees a number either way and decides as before, and the counter
     /// is the same from there on.
+    ///
+    /// The counter-shortcut road's entry: false, with nothing changed, when the op needs a re-fold.
     func applyCounterShortcut(_ op: Op, probe: PathIndex.Probe, report: inout ApplyReport) -> Bool {
-        guard case .increment(let by, let from) = op.kind, let node = probe.node, !probe.laterAbove,
-            !probe.scalarAbove,
+        preconditionLate(op, probe: probe)
+        guard case .increment(let by, let from) = op.kind else {
+            preconditionFailure("the counter shortcut takes plain increments, not \(op.kind)")
+        }
+        guard let node = probe.node else { preconditionFailure("an increment's walk ends at its counter") }
+        guard !probe.laterAbove, !probe.scalarAbove,
             let outcome = counterShortcut(op, at: op.path, by: by, from: from, node: node, report: &report)
         else { return false }
+        statistics.counterShortcuts += 1
         record(outcome, of: op, report: &report)
         return true
     }
@@ -26,9 +33,8 @@ extension MergeEngine {
         // Only plain increments are marked when they meet null.
         let isPart: Bool
         if case .increment = op.kind { isPart = false } else { isPart = true }
-        guard node.descendantMax.map({ $0 <= op.stamp }) ?? true,
-            let nextAnchored = node.ownFirst(after: op.stamp), isLogged(nextAnchored),
-            !hasScalarAboveInBase(path)
+        guard node.hasNothingBelow(after: op.stamp), let nextAnchored = node.ownFirst(after: op.stamp),
+            isLogged(nextAnchored), !hasScalarAboveInBase(path)
         else { return nil }
         let bound = CounterWindow.bound
         let window: CounterWindow
@@ -45,21 +51,21 @@ extension MergeEngine {
             return counterShortcut(op, at: path, by: by, before: before, window: window, node: node, report: &report)
         }
         let nextStamp = nextAnchored.stamp
-        let nextOutcome = unusualOutcomes[nextStamp] ?? .applied
-        if case .rejected(.notANumber) = nextOutcome {
+        switch CounterBefore(aroundIncrementWith: unusualOutcomes[nextStamp] ?? .applied) {
+        case .other:
             // The counter held a non-number when the next increment came; so it did for this one.
             return .rejected(.notANumber(path))
+        case nil:
+            return nil
+        case .number, .null:
+            break
         }
-        guard nextOutcome == .applied else { return nil }
         let nextMetNull = incrementsFromNull.contains(nextStamp)
         if window.hidden {
             // Only which increment met null changes. Steps this small keep every sum finite: near the
             // largest doubles they vanish in rounding, elsewhere they are far from it.
             guard CounterWindow.isSmall(by), CounterWindow.isSmall(from) else { return nil }
-            if nextMetNull {
-                incrementsFromNull.remove(nextStamp)
-                if !isPart { incrementsFromNull.insert(op.stamp) }
-            }
+            if nextMetNull { passNullMark(from: nextStamp, to: op, isPart: isPart) }
             return .applied
         }
         if !nextMetNull { return addLate(by, at: path, window: window, node: node, report: &report) }
@@ -75,24 +81,37 @@ extension MergeEngine {
             nextFromInt = nextFrom
         }
         // One walk reads the counter and writes the new sum, when it holds an integer.
-        var current: Int64 = 0
-        var updated: Int64?
-        _ = state.update(at: path.keys[...]) { counter in
-            guard case .int(let value) = counter, value.magnitude < bound else { return }
-            current = value
-            let sum = nextMetNull ? value - nextFromInt + from + by : value + by
-            counter = .int(sum)
-            updated = sum
+        let rewritten = rewriteCounter(at: path, report: &report) { counter in
+            guard case .int(let value) = counter, value.magnitude < bound else { return nil }
+            return .int(nextMetNull ? value - nextFromInt + from + by : value + by)
         }
-        guard let updated else { return nil }
-        if nextMetNull {
-            incrementsFromNull.remove(nextStamp)
-            if !isPart { incrementsFromNull.insert(op.stamp) }
-        }
-        if capturesChanges {
-            report.changes.append(Change(path: path, old: .int(current), new: .int(updated), isOneRow: true))
-        }
+        guard rewritten else { return nil }
+        if nextMetNull { passNullMark(from: nextStamp, to: op, isPart: isPart) }
         return .applied
+    }
+
+    /// The late increment `op` now meets null in place of the next increment, which meets the late
+    /// one's sum instead: the null mark moves to `op` (parts of batches are not marked).
+    private func passNullMark(from next: Stamp, to op: Op, isPart: Bool) {
+        incrementsFromNull.remove(next)
+        if !isPart { incrementsFromNull.insert(op.stamp) }
+    }
+
+    /// Rewrites the counter at `path` in one walk, reporting the change as one row: `body` gets what the
+    /// counter holds and returns its new value, or nil to leave it. False when nothing was written (nil
+    /// from `body`, or a scalar above the counter).
+    func rewriteCounter(at path: Path, report: inout ApplyReport, _ body: (Value) -> Value?) -> Bool {
+        var old = Value.null
+        var new: Value?
+        _ = state.update(at: path.keys[...]) { counter in
+            guard let rewritten = body(counter) else { return }
+            old = counter
+            counter = rewritten
+            new = rewritten
+        }
+        guard let new else { return false }
+        if capturesChanges { report.changes.append(Change(path: path, old: old, new: new, isOneRow: true)) }
+        return true
     }
 
     /// The counter shortcut when the op after the late increment is not an increment, and what the
@@ -137,17 +156,8 @@ extension MergeEngine {
         } else {
             guard sumsAreExact(at: path, node: node) else { return nil }
         }
-        var old = Value.null
-        var new: Value?
-        _ = state.update(at: path.keys[...]) { counter in
-            guard let sum = current.adding(by) else { return }
-            old = counter
-            counter = sum.value
-            new = sum.value
-        }
-        guard let new else { return nil }
-        if capturesChanges { report.changes.append(Change(path: path, old: old, new: new, isOneRow: true)) }
-        return .applied
+        let rewritten = rewriteCounter(at: path, report: &report) { _ in current.adding(by)?.value }
+        return rewritten ? .applied : nil
     }
 
     /// True when every number the counter at `path` takes is a sum of numbers that doubles add exactly,
@@ -164,6 +174,26 @@ extension MergeEngine {
     /// What a counter held right before a late increment, in kind.
     enum CounterBefore {
         case number, null, other
+
+        /// The kind of `value`.
+        init(holding value: Value) {
+            switch value {
+            case .null: self = .null
+            case .int, .double: self = .number
+            default: self = .other
+            }
+        }
+
+        /// What the counter holds around an increment of it with this recorded outcome: a number (or
+        /// null, before it) when it applied; the non-number that rejected it, which it leaves in place;
+        /// nil when it failed otherwise (a sum that would not be finite).
+        init?(aroundIncrementWith outcome: Outcome) {
+            switch outcome {
+            case .applied: self = .number
+            case .rejected(.notANumber): self = .other
+            default: return nil
+            }
+        }
     }
 
     /// What the counter at `path` held right before `op`, when the index shows it without replaying:
@@ -198,23 +228,13 @@ extension MergeEngine {
         let since = previous?.stamp
         if let descendantMax = node.descendantMax, since.map({ descendantMax >= $0 }) ?? true { return nil }
         guard !index.hasOwnOps(above: path.keys[...], after: since) else { return nil }
-        func kind(_ value: Value) -> CounterBefore {
-            switch value {
-            case .null: return .null
-            case .int, .double: return .number
-            default: return .other
-            }
-        }
+        let kind = CounterBefore.init(holding:)
         guard let (stamp, earlier) = previous else { return kind(base.value(at: path)) }
         let outcome = unusualOutcomes[stamp] ?? .applied
         switch earlier.kind {
         case .increment:
-            switch outcome {
-            case .applied: return .number
-            // It wrote nothing because the counter held a non-number, which it still does.
-            case .rejected(.notANumber): return .other
-            default: return nil
-            }
+            // Rejected, it wrote nothing because the counter held a non-number, which it still does.
+            return CounterBefore(aroundIncrementWith: outcome)
         case .set(let value):
             return kind(value)
         case .transaction(_, let result):
@@ -264,17 +284,13 @@ extension MergeEngine {
     /// unknown, and for steps large enough to make a sum infinite.
     func lateIncrementFate(_ op: Op, at path: Path, by: Number, from: Number, part: PathIndex.Part) -> IncrementFate? {
         let node = part.node
-        guard !part.laterAbove, !part.scalarAbove, node.descendantMax.map({ $0 <= op.stamp }) ?? true,
+        guard !part.laterAbove, !part.scalarAbove, node.hasNothingBelow(after: op.stamp),
             let nextAnchored = node.ownFirst(after: op.stamp), let next = logged(nextAnchored),
             !hasScalarAboveInBase(path)
         else { return nil }
         let held: CounterBefore?
         if case .increment = next.kind {
-            switch unusualOutcomes[next.stamp] ?? .applied {
-            case .applied: held = .number
-            case .rejected(.notANumber): held = .other
-            default: held = nil
-            }
+            held = CounterBefore(aroundIncrementWith: unusualOutcomes[next.stamp] ?? .applied)
         } else {
             held = counterBefore(op, at: path, node: node)
         }
@@ -327,9 +343,8 @@ extension MergeEngine {
         var walked = 0
         var valuesMatter = true
         var finished = false
-        let complete = node.own.allSatisfy(after: op.stamp) { anchored in
+        let complete = forEachLaterOp(at: node, after: op.stamp) { other in
             walked += 1
-            guard walked <= CoreLimits.counterWindowMax, let other = logged(anchored) else { return false }
             let outcome = unusualOutcomes[other.stamp] ?? .applied
             if walked == 1 {
                 if case .increment = other.kind {
@@ -395,6 +410,6 @@ extension MergeEngine {
             }
             return true
         }
-        return complete || finished ? window : nil
+        return complete == true || finished ? window : nil
     }
 }

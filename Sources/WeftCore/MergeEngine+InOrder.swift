@@ -7,11 +7,16 @@ extension MergeEngine {
         return compactedTouchesCover(op.path, by: read)
     }
 
-    /// The in-order road: the op applies to the state directly.
-    ///
-    /// - Parameter anchorCount: the number of anchors of a merge or batch with several, else 0.
-    func applyInOrder(_ op: Op, covered: Bool, anchorCount: Int, report: inout ApplyReport) {
+    /// The in-order road: the op applies to the state directly. Every op touching its subtree is
+    /// older, so the index answered the transaction rule on the way in (`probe.covered`), and the
+    /// compacted touches answer it for the base.
+    func applyInOrder(_ op: Op, probe: PathIndex.Probe, report: inout ApplyReport) {
+        precondition(!probe.conflicts, "the in-order road takes ops no later op conflicts with")
+        precondition(!probe.laterAbove, "an op with a later op above it is late")
         statistics.inOrder += 1
+        let covered = probe.covered && compactedCover(op)
+        // The number of anchors of a merge or batch with several, else 0.
+        let anchorCount = probe.parts.count
         switch op.kind {
         case .set(let value):
             // A set always applies, and its new value is the value written.
@@ -50,21 +55,16 @@ extension MergeEngine {
     /// the state untouched, when a scalar lies above the counter: the increment then takes the general
     /// road.
     private func applyIncrementInOrder(_ op: Op, by: Number, from: Number, report: inout ApplyReport) -> Bool {
-        var old = Value.null
-        var result = Fold.Increment.sum(.null)
-        let walked = state.update(at: op.path.keys[...]) { node in
-            old = node
-            result = Fold.incremented(node, by: by, from: from, at: op.path)
-            if case .sum(let sum) = result { node = sum }
-        }
-        guard walked else { return false }
-        switch result {
+        guard let walk = Fold.incrementInPlace(&state, at: op.path, by: by, from: from) else { return false }
+        switch walk.result {
         case .sum(let sum):
             // The op is new: it is not in `incrementsFromNull` yet.
-            if old.isNull { incrementsFromNull.insert(op.stamp) }
+            if walk.old.isNull { incrementsFromNull.insert(op.stamp) }
             report.outcomes[op.stamp] = .applied
             // No scalar above, and a number or null replaced by a number: one row in a store.
-            if capturesChanges { report.changes.append(Change(path: op.path, old: old, new: sum, isOneRow: true)) }
+            if capturesChanges {
+                report.changes.append(Change(path: op.path, old: walk.old, new: sum, isOneRow: true))
+            }
         case .rejected(let rejection):
             record(.rejected(rejection), of: op, report: &report)
         }
@@ -175,20 +175,13 @@ extension MergeEngine {
     ) -> Outcome {
         if case .increment(let by, let from) = op.kind {
             // One walk reads the counter and writes the sum; a scalar above it takes the general road.
-            var metNull = false
-            var result = Fold.Increment.sum(.null)
-            let walked = tree.update(at: op.path.keys[...]) { node in
-                metNull = node.isNull
-                result = Fold.incremented(node, by: by, from: from, at: op.path)
-                if case .sum(let sum) = result { node = sum }
-            }
-            if walked {
-                switch result {
+            if let walk = Fold.incrementInPlace(&tree, at: op.path, by: by, from: from) {
+                switch walk.result {
                 case .sum:
-                    if metNull { incrementsFromNull.insert(op.stamp) } else { incrementsFromNull.remove(op.stamp) }
+                    markMetNull(op.stamp, walk.old.isNull)
                     return .applied
                 case .rejected(let rejection):
-                    incrementsFromNull.remove(op.stamp)
+                    markMetNull(op.stamp, false)
                     return .rejected(rejection)
                 }
             }
@@ -197,14 +190,17 @@ extension MergeEngine {
         if case .increment = op.kind { metNull = tree.value(at: op.path).isNull } else { metNull = false }
         let outcome = Fold.apply(
             op, to: &tree, registry: registry, transactionIsValid: transactionIsValid, forcedAt: forcedAt)
-        if case .increment = op.kind {
-            if metNull, outcome == .applied {
-                incrementsFromNull.insert(op.stamp)
-            } else {
-                incrementsFromNull.remove(op.stamp)
-            }
-        }
+        if case .increment = op.kind { markMetNull(op.stamp, metNull && outcome == .applied) }
         return outcome
+    }
+
+    /// Records whether the plain increment stamped `stamp` met a null counter (it used its `from`).
+    func markMetNull(_ stamp: Stamp, _ metNull: Bool) {
+        if metNull {
+            incrementsFromNull.insert(stamp)
+        } else {
+            incrementsFromNull.remove(stamp)
+        }
     }
 
     /// The nodes whose old and new values report what an op writing several nodes changed: each written

@@ -16,10 +16,13 @@ extension MergeEngine {
     /// that a batch reaching a pending region does not have it re-folded at once, and again with the
     /// batch's later ops. An op with one anchor inside a region joins it (widening it if the op reaches
     /// higher). Any other op joins when it is late somewhere: write by write when it is a merge or a
-    /// batch of disjoint writes (``joinWriteByWrite(_:probe:pending:report:)``), else in the region of
+    /// batch of disjoint writes (``applyWriteByWrite(_:probe:pending:report:)``), its writes related to a
+    /// pending region joining it and its outcome decided by the pending re-folds (one that rejects it
+    /// takes back what was written elsewhere), else in the region of
     /// each anchor (``addPending(_:anchors:to:)``). One in order everywhere has the pending regions
     /// re-folded first and is left to the in-order road. Returns true when `op` was taken.
     func joinPending(_ op: Op, _ pending: inout PendingRegions, report: inout ApplyReport) -> Bool {
+        precondition(!pending.isEmpty, "an op joins pending re-folds only when some are pending")
         var holder: Int?
         var related = false
         switch op.kind {
@@ -55,7 +58,11 @@ extension MergeEngine {
         loggedCount += 1
         statistics.batchedIntoRefolds += 1
         guard let position = holder else {
-            if !joinWriteByWrite(op, probe: probe, pending: &pending, report: &report) {
+            // Late somewhere (above): the write-by-write road when the op would take it anyway, its
+            // writes related to a pending region joining it.
+            precondition(probe.conflicts, "an op joining pending regions from outside them is late somewhere")
+            let road = MergeRoad.choose(for: op, probe: probe, takesShortcuts: options.takesShortcuts)
+            if road != .writeByWrite || !applyWriteByWrite(op, probe: probe, pending: &pending, report: &report) {
                 addPending(op, anchors: op.anchors, to: &pending)
             }
             return true
@@ -68,28 +75,6 @@ extension MergeEngine {
         return true
     }
 
-    /// A late merge, or a late batch of writes on disjoint nodes, that reaches a pending region: its
-    /// writes related to a pending region join it, and the others are taken write by write as for any
-    /// late merge or such batch (in order, hidden, through the counter shortcut, or left to a re-fold).
-    /// Its outcome is then decided by the pending re-folds; one that rejects it takes back what was
-    /// written elsewhere. False, with nothing done, for any other op, and for a batch whose increments
-    /// outside the pending regions cannot be shown to succeed.
-    private func joinWriteByWrite(
-        _ op: Op, probe: PathIndex.Probe, pending: inout PendingRegions, report: inout ApplyReport
-    ) -> Bool {
-        switch op.kind {
-        case .merge(let children) where !probe.parts.isEmpty:
-            let writes = children.map { (Path(uncheckedKeys: op.path.keys + $0.relative.keys), $0.value) }
-            applyLateBlindWrites(op, writes: writes, parts: probe.parts, pending: &pending, report: &report)
-            return true
-        case .batch(let batchWrites) where probe.parts.count > 1:
-            guard let disjoint = Self.disjointWrites(batchWrites, anchorCount: probe.parts.count) else { return false }
-            return applyLateDisjointBatch(op, writes: disjoint, parts: probe.parts, pending: &pending, report: &report)
-        default:
-            return false
-        }
-    }
-
     /// Adds `op` to the pending re-folds of the regions its `anchors` can affect: to the region that
     /// holds an anchor's region, or to a new region (which takes in the pending regions inside it). The
     /// regions `op` opens are one group, re-folded together.
@@ -98,6 +83,8 @@ extension MergeEngine {
     /// regions taken as decided: the first records its outcome, and one that rejects it takes back its
     /// writes elsewhere, as for any batch whose outcome flips.
     func addPending(_ op: Op, anchors: [Path], to pending: inout PendingRegions) {
+        precondition(!anchors.isEmpty, "a re-fold has a region")
+        precondition(frontier.map { op.stamp > $0 } ?? true, "a re-fold decides ops above the frontier")
         for anchor in anchors {
             let root = regionRoot(for: anchor, after: op.stamp)
             if let position = pending.holder(of: root) {

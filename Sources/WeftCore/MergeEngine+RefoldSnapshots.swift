@@ -89,8 +89,9 @@ extension MergeEngine {
     /// paths: up to the whole region. It is kept every ``CoreLimits/snapshotSpacing`` ops when the
     /// region is small (``CoreLimits/snapshotNodesSmall``), else only when it holds at most
     /// ``CoreLimits/snapshotNodesPerOp`` nodes per op replayed since the last one: copies and counting
-    /// then cost a bounded amount per replayed op however large the region is (a re-fold of the whole
-    /// tree, whose top has a handful of children, used to copy its largest objects every 8 ops). The
+    /// then cost a bounded amount per replayed op however large the region is (counting only the top
+    /// object's children would let a re-fold of the whole tree, whose top has a handful of children,
+    /// copy its largest objects every few ops). The
     /// next look comes when the region as last counted would allow one, and after twice as many ops
     /// each time it is found too large.
     /// `counted`: the op was counted already (a last look at a region that op did not touch).

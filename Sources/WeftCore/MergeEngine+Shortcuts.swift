@@ -68,8 +68,7 @@ extension MergeEngine {
     func replayIncrements(after op: Op, writing value: Value, probe: PathIndex.Probe, report: inout ApplyReport)
         -> Bool
     {
-        guard let node = probe.node, !probe.laterAbove, !probe.scalarAbove,
-            node.descendantMax.map({ $0 <= op.stamp }) ?? true,
+        guard let node = probe.node, !probe.laterAbove, !probe.scalarAbove, node.hasNothingBelow(after: op.stamp),
             !hasScalarAboveInBase(op.path)
         else { return false }
         guard let laters = loggedOps(at: node, after: op.stamp) else { return false }
@@ -139,16 +138,29 @@ extension MergeEngine {
     /// more than ``CoreLimits/counterWindowMax`` are.
     private func loggedOps(at node: PathIndex.Node, after stamp: Stamp) -> [Op]? {
         var laters: [Op] = []
-        var known = true
-        node.own.forEach(after: stamp) { anchored in
-            guard known else { return }
-            guard laters.count < CoreLimits.counterWindowMax, let later = logged(anchored) else {
-                known = false
-                return
-            }
+        let walked = forEachLaterOp(at: node, after: stamp) { later in
             laters.append(later)
+            return true
         }
-        return known ? laters : nil
+        return walked == nil ? nil : laters
+    }
+
+    /// The walk every late write of a counter takes over the ops after it at the counter's node: calls
+    /// `body` with each logged op anchored at `node` after `stamp`, in stamp order, until it returns
+    /// false. Returns true when `body` took every op, false when it stopped the walk, and nil when the
+    /// walk gave up: an op there is not logged, or more than ``CoreLimits/counterWindowMax`` are.
+    func forEachLaterOp(at node: PathIndex.Node, after stamp: Stamp, _ body: (Op) -> Bool) -> Bool? {
+        var walked = 0
+        var gaveUp = false
+        let complete = node.own.allSatisfy(after: stamp) { anchored in
+            walked += 1
+            guard walked <= CoreLimits.counterWindowMax, let later = logged(anchored) else {
+                gaveUp = true
+                return false
+            }
+            return body(later)
+        }
+        return gaveUp ? nil : complete
     }
 
     /// Records the outcomes a replay of a counter decided again, and whether each plain increment met a
@@ -158,12 +170,7 @@ extension MergeEngine {
             if outcome != unusualOutcomes[later.stamp] ?? .applied {
                 record(outcome, of: later, report: &report)
             }
-            guard let metNull else { continue }
-            if metNull {
-                incrementsFromNull.insert(later.stamp)
-            } else {
-                incrementsFromNull.remove(later.stamp)
-            }
+            if let metNull { markMetNull(later.stamp, metNull) }
         }
     }
 
@@ -209,8 +216,7 @@ extension MergeEngine {
     /// write of the whole node) with nothing later around that could have seen it: no later op below the
     /// node or above it, and every later transaction at or below it had seen `op`.
     func isHidden(_ op: Op, at path: Path, node: PathIndex.Node, laterAbove: Bool, scalarAbove: Bool) -> Bool {
-        guard !laterAbove, !scalarAbove,
-            node.descendantMax.map({ $0 <= op.stamp }) ?? true,
+        guard !laterAbove, !scalarAbove, node.hasNothingBelow(after: op.stamp),
             let nextAnchored = node.ownFirst(after: op.stamp), let next = logged(nextAnchored),
             writesWholly(next, at: path, hiding: op),
             laterTransactionsSaw(op, node: node),

@@ -1,16 +1,20 @@
 /// The incremental materialized tree of a replica: it applies ops arriving in any order, in batches,
 /// with duplicates, and always lands exactly where ``ReferenceFold`` lands on the same ops.
 ///
-/// Three roads, cheapest first (see `Docs/MERGE-RULES.md`):
+/// Each new op takes one road, chosen in one place (`MergeRoad.choose`), cheapest first (see
+/// `Docs/MERGE-RULES.md`):
 /// 1. **In order** for the op's subtree: no known op stamped later touches its path, its ancestors or
 ///    its descendants. The op applies directly; ops elsewhere commute with it.
 /// 2. **Shortcuts** for common late arrivals: an increment among later increments of the same counter
 ///    (exact arithmetic, order-free) or hidden by a later whole write of it, a blind write hidden by a
-///    later `set` of the same node, and late merges and batches of disjoint writes taken write by write.
+///    later `set` of the same node, a late transaction decided from the log, and late merges and
+///    batches of disjoint writes taken write by write. A shortcut that cannot prove its answer declines.
 /// 3. **Region re-fold**: the smallest set of subtrees whose outcome the op can change is rebuilt from
 ///    the compacted base by replaying, in stamp order, every op that touches it. The late ops of one
 ///    ``apply(_:)`` wait and are re-folded together, once per region at the end: an op with several
 ///    anchors joins the region of each.
+///
+/// ``checkInvariants()`` recomputes the path index's summaries from the log and compares them.
 ///
 /// ```swift
 /// let engine = MergeEngine(registry: registry)
@@ -23,10 +27,10 @@ public final class MergeEngine {
     /// Functions that call ops name. Register new ones with ``register(name:version:_:)``.
     public private(set) var registry: FunctionRegistry
     // The properties every op reads or changes skip the runtime's exclusivity bookkeeping: each access
-    // to a class's stored property was a call that records it in a table and removes it after, and
-    // without them the in-order road runs 7 % faster. The engine has one owner, and none of its methods
-    // reaches a property while another access to it is open: the whole test suite passed with the
-    // bookkeeping on before it was turned off.
+    // to a class's stored property would be a call that records it in a table and removes it after
+    // (see `Docs/BENCHMARKS.md`, session 21). The engine has one owner, and none of its methods reaches
+    // a property while another access to it is open: the whole test suite passed with the bookkeeping
+    // on before it was turned off.
 
     /// The current state: the fold of the base and every op in the log.
     @exclusivity(unchecked) public internal(set) var state: Value
@@ -36,6 +40,8 @@ public final class MergeEngine {
     @exclusivity(unchecked) public internal(set) var frontier: Stamp?
     /// Whether ``apply(_:)`` reports old and new values of changed nodes.
     public var capturesChanges: Bool
+    /// How roads are chosen (tests switch the shortcut roads off to compare).
+    @exclusivity(unchecked) var options = Options()
 
     /// Counts of the roads ops took, for benchmarks and diagnostics.
     @exclusivity(unchecked) public internal(set) var statistics = MergeStatistics()
@@ -299,52 +305,5 @@ public final class MergeEngine {
         guard originLog.fits(op) else { return .refused }
         originLog.add(op)
         return .added
-    }
-
-    /// Applies one op that is neither known nor below the frontier.
-    private func applyNew(_ op: Op, pending: inout PendingRegions, report: inout ApplyReport) {
-        if case .call(let call) = op.kind, !registry.contains(name: call.name, version: call.version) {
-            waiting[op.stamp] = op
-            report.outcomes[op.stamp] = .waiting
-            return
-        }
-        let probe = index.insert(op)
-        loggedCount += 1
-        if !probe.conflicts {
-            // In order for its subtree: every op touching it is older, so the index answered the
-            // transaction rule on the way in, and the compacted touches answer it for the base.
-            applyInOrder(
-                op, covered: probe.covered && compactedCover(op), anchorCount: probe.parts.count, report: &report)
-            return
-        }
-        if case .merge(let children) = op.kind, !probe.parts.isEmpty {
-            let writes = children.map { (Path(uncheckedKeys: op.path.keys + $0.relative.keys), $0.value) }
-            applyLateBlindWrites(op, writes: writes, parts: probe.parts, pending: &pending, report: &report)
-            return
-        }
-        if case .batch(let batchWrites) = op.kind, probe.parts.count > 1,
-            let writes = Self.disjointWrites(batchWrites, anchorCount: probe.parts.count),
-            applyLateDisjointBatch(op, writes: writes, parts: probe.parts, pending: &pending, report: &report)
-        {
-            return
-        }
-        if applyCounterShortcut(op, probe: probe, report: &report) {
-            statistics.counterShortcuts += 1
-            return
-        }
-        if isHiddenByLaterSet(op, probe: probe) {
-            statistics.hiddenWrites += 1
-            record(.applied, of: op, report: &report)
-            return
-        }
-        if case .set(let value) = op.kind, replayIncrements(after: op, writing: value, probe: probe, report: &report) {
-            record(.applied, of: op, report: &report)
-            return
-        }
-        if let outcome = lateTransactionOutcome(op, probe: probe, report: &report) {
-            record(outcome, of: op, report: &report)
-            return
-        }
-        addPending(op, anchors: op.anchors, to: &pending)
     }
 }

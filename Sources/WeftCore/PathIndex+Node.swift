@@ -8,9 +8,8 @@ extension PathIndex {
         // Fields are laid out in declaration order: those every op reads or raises on each level it
         // walks through come first, then those it raises at its anchor, then those only transactions,
         // re-folds and failing batches use, so that a walk touches two or three cache lines per node,
-        // not five, and the prefetcher's four lines hold every field an op changes at its anchor (the
-        // three from `ownNonIncrementMaxSlot` to `numberMagnitude` had sat at bytes 256 to 288, in a
-        // fifth line: a wait on each op).
+        // not five, and the prefetcher's four lines hold every field an op changes at its anchor (one
+        // in a fifth line is a wait on each op).
         // Optional stamps are held in 16-byte slots (an optional stamp takes 24).
 
         /// The key of this node under its parent (empty for the root): a lookup in the parent's table
@@ -54,7 +53,7 @@ extension PathIndex {
         @exclusivity(unchecked) private var subtreeTransactionMaxSlot = StampSlot()
         /// Highest sequence per origin of ops anchored here or below, kept only once ``tracksSubtree``:
         /// read ``subtreeSequences`` instead.
-        @exclusivity(unchecked) private var latestSubtree = OriginSequences()
+        @exclusivity(unchecked) private(set) var latestSubtree = OriginSequences()
         /// Values of this node's subtree right after the op with each stamp, ascending, kept by re-folds
         /// so that the next re-fold here starts close to its op instead of at the base. Every op that
         /// walks through this node drops those at or after its stamp.
@@ -100,6 +99,11 @@ extension PathIndex {
         @inline(__always) var ownNonIncrementMax: Stamp? {
             get { ownNonIncrementMaxSlot.stamp }
             set { ownNonIncrementMaxSlot = StampSlot(newValue) }
+        }
+
+        /// True when no op stamped after `stamp` is anchored strictly below.
+        @inline(__always) func hasNothingBelow(after stamp: Stamp) -> Bool {
+            descendantMax.map { $0 <= stamp } ?? true
         }
 
         /// Drops the snapshots at or after `stamp`.

@@ -16,8 +16,7 @@ extension PathIndex {
     /// step for the header and first keys of the body's path, so that reading the keys is no wait
     /// either. It creates and changes nothing, and a key that is not there ends its walk. An op's path
     /// is walked, then, for a merge, each child below it. A batch's parts are not: reading them in
-    /// place still copied their payloads, each copy an atomic wait on a cold line, which made the
-    /// engine a quarter slower.
+    /// place copies their payloads, each copy an atomic wait on a cold line.
     ///
     /// The walks hold nodes unretained: the index never removes a node. They never hold a slot: a
     /// table that grew since is read afresh.

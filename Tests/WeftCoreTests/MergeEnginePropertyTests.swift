@@ -6,17 +6,29 @@ import Testing
 /// Every replica that receives the same ops — in any order, in any batches, with duplicates — lands
 /// exactly where the reference fold lands.
 @Suite struct MergeEnginePropertyTests {
-    /// Delivers `ops` to a fresh engine in a random order, random batch sizes, with random duplicates.
+    /// Delivers `ops` to a fresh engine in a random order, random batch sizes, with random duplicates,
+    /// and checks the engine's summaries against its log after every batch.
     static func deliver(_ ops: [Op], rng: inout SeededGenerator, engine: MergeEngine) {
+        for batch in deliveries(ops, rng: &rng) {
+            engine.apply(batch)
+            expectInvariants(engine)
+        }
+    }
+
+    /// The batches ``deliver(_:rng:engine:)`` applies: `ops` in a random order, with random duplicates,
+    /// cut into batches of random sizes.
+    static func deliveries(_ ops: [Op], rng: inout SeededGenerator) -> [[Op]] {
         var shuffled = ops
         for op in ops where rng.chance(0.2) { shuffled.append(op) }
         rng.shuffle(&shuffled)
+        var batches: [[Op]] = []
         var start = 0
         while start < shuffled.count {
             let size = 1 + Int(rng.below(UInt64(min(64, shuffled.count - start))))
-            engine.apply(Array(shuffled[start..<(start + size)]))
+            batches.append(Array(shuffled[start..<(start + size)]))
             start += size
         }
+        return batches
     }
 
     static func makeOps(seed: UInt64, count: Int) -> (ops: [Op], replicas: Int) {
@@ -132,6 +144,7 @@ import Testing
             Self.deliver(Array(sorted[..<100]) + Array(sorted[150...]), rng: &rng, engine: engine)
             let before = engine.state
             engine.compact(upTo: frontier)
+            expectInvariants(engine)
             #expect(engine.state == before)
             #expect(engine.opCount == 50)
             Self.deliver(Array(sorted[100..<150]), rng: &rng, engine: engine)

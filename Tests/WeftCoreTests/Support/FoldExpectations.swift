@@ -5,7 +5,10 @@ import Testing
 /// Applies `ops` in order, each its own batch, and checks state and outcomes against the reference fold
 /// with the engine's registry.
 func expectFoldOneByOne(_ ops: [Op], engine: MergeEngine) {
-    for op in ops { engine.apply([op]) }
+    for op in ops {
+        engine.apply([op])
+        expectInvariants(engine)
+    }
     let expected = ReferenceFold.fold(ops, registry: engine.registry)
     #expect(engine.state == expected.state)
     for op in ops { #expect(engine.outcome(of: op.stamp) == expected.outcomes[op.stamp], "\(op.stamp)") }
@@ -22,5 +25,14 @@ func expectFoldInRandomDeliveries(
         MergeEnginePropertyTests.deliver(ops, rng: &rng, engine: engine)
         #expect(engine.state == expected.state, "\(label)")
         for op in ops { #expect(engine.outcome(of: op.stamp) == expected.outcomes[op.stamp], "\(label)") }
+    }
+}
+
+/// Records an issue when a summary the engine keeps differs from its recomputation from the log.
+func expectInvariants(_ engine: MergeEngine, sourceLocation: SourceLocation = #_sourceLocation) {
+    do {
+        try engine.checkInvariants()
+    } catch {
+        Issue.record("merge invariant broken: \(error)", sourceLocation: sourceLocation)
     }
 }
