@@ -264,7 +264,10 @@ extension SyncDriver {
         channel.status.role = status.peerRole ?? channel.status.role
         channel.status.isConnected = status.phase == .connected
         channel.status.opsBehind = status.opsBehind
-        if let error = status.error { channel.status.lastError = "\(error)" }
+        if let error = status.error {
+            channel.status.lastError = "\(error)"
+            channel.status.lastErrorCode = error.code
+        }
         if status.phase == .connected, status.peerIsMember, let outbound = channel.outbound {
             outbound.member = status.peer
         }
@@ -280,6 +283,7 @@ extension SyncDriver {
             channel.wasConnected = true
             channel.status.sessionsEstablished += 1
             channel.status.lastError = nil
+            channel.status.lastErrorCode = nil
             // The backoff is not reset here: a session refused just after its handshake (a skewed
             // clock, a snapshot it cannot install) would be redialled at the shortest delay for ever.
             // The reconnector starts over once a connection stayed open long enough to be healthy.
@@ -310,6 +314,7 @@ extension SyncDriver {
             let expected = error.code == .shutdown || error.code == .connectionLost || error.code == .resync
             logger.log(level: expected ? .info : .warning, message, metadata: metadata)
             channel.status.lastError = "\(error)"
+            channel.status.lastErrorCode = error.code
         }
         channel.status.isConnected = false
         if let outbound = channel.outbound { outbound.status = channel.status }
@@ -354,6 +359,7 @@ extension SyncDriver {
         guard stable != stableFrontier, stable.covers(stableFrontier) else { return }
         stableFrontier = stable
         target.markStable(covering: stable, known: acknowledgements.known(local: local))
+        announcedStableFrontier = target.announceableStable(stable)
         let source = self.source
         for channel in Array(channels.values) where !channel.isClosed {
             perform(channel.session.onStableFrontierChanged(source: source, now: now), on: channel)
