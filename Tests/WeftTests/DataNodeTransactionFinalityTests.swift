@@ -86,6 +86,7 @@ import WeftCore
 
         var committed: [WriteReceipt] = []
         var expectedStock: [Int64] = []
+        var retriedWinners = 0
         let rounds = 12
         for round in 0..<rounds {
             let path = "stock/\(round)"
@@ -105,10 +106,14 @@ import WeftCore
             #expect(winners.count <= 1, "round \(round): 5 - 1 leaves room for one reservation, not two")
             #expect(!results.contains { $0.status == .pending })
             committed += winners.compactMap(\.receipt)
+            // A winner that ran more than once lost its first attempt to a write it had not seen: mostly
+            // the store's offline sale, stamped before it and arriving with the store.
+            retriedWinners += winners.filter { $0.attempts > 1 }.count
             expectedStock.append(4 - 3 * Int64(winners.count))
         }
         for replica in [hub, north, south, store] { try await replica.waitUntilSynced(timeout: Self.waitLimit) }
         #expect(committed.count >= rounds / 2, "reservations go through once the store is back")
+        #expect(retriedWinners > 0, "the offline sale rejected some first attempts: the case under test occurred")
         for receipt in committed {
             #expect(receipt.status == .stable, "a reservation reported committed was later \(receipt.status)")
         }
