@@ -356,10 +356,13 @@ extension SyncDriver {
         let acknowledged = acknowledgements.acknowledgedThrough(origin: me)
         if acknowledged > 0 { target.markAcknowledged(through: VersionVector([me: acknowledged])) }
         let stable = acknowledgements.stableFrontier(local: local)
-        guard stable != stableFrontier, stable.covers(stableFrontier) else { return }
-        stableFrontier = stable
-        target.markStable(covering: stable, known: acknowledgements.known(local: local))
-        announcedStableFrontier = target.announceableStable(stable)
+        if stable != stableFrontier, stable.covers(stableFrontier) { stableFrontier = stable }
+        // Each time, not only when the vector moved: the stamp frontier also moves when an op it waited
+        // for arrives, and what acks announce follows it.
+        target.markStable(covering: stableFrontier, known: acknowledgements.known(local: local))
+        let announced = target.announceableStable(stableFrontier)
+        guard announced != announcedStableFrontier, announced.covers(announcedStableFrontier) else { return }
+        announcedStableFrontier = announced
         let source = self.source
         for channel in Array(channels.values) where !channel.isClosed {
             perform(channel.session.onStableFrontierChanged(source: source, now: now), on: channel)
