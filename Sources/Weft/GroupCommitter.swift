@@ -43,6 +43,9 @@ final class GroupCommitter: @unchecked Sendable {
     private var enqueuedCount: UInt64 = 0
     private var doneCount: UInt64 = 0
     private var isCommitting = false
+    /// An entry queued since the last commit began must not wait for more to join it (ops merged from a
+    /// peer): the next commit starts as soon as the committer is free.
+    private var isUrgent = false
     private var failure: WeftError?
     private var maintenanceFailure: WeftError?
     private var isStopping = false
@@ -152,7 +155,10 @@ final class GroupCommitter: @unchecked Sendable {
 
     /// Queues the entry that `append` adds to the pending rows (it ends with
     /// ``PendingCommits/closeEntry(clockTime:)``): the road of a write, which allocates no arrays.
-    func enqueue(_ append: (inout PendingCommits) -> Void) {
+    ///
+    /// `urgent` entries (ops merged from a peer) skip the delay that gathers more writes: a sync read is a
+    /// batch already, and every millisecond it waits delays the acks that make writes stable.
+    func enqueue(urgent: Bool = false, _ append: (inout PendingCommits) -> Void) {
         condition.lock()
         if failure != nil {
             // The receipt book already fails every write not yet durable.
@@ -165,6 +171,7 @@ final class GroupCommitter: @unchecked Sendable {
         precondition(pending.entryCount == entries + 1, "one entry at a time")
         queuedOps += pending.opCount - ops
         enqueuedCount += 1
+        if urgent { isUrgent = true }
         condition.signal()
         condition.unlock()
     }
@@ -264,10 +271,11 @@ final class GroupCommitter: @unchecked Sendable {
         guard !pending.isEmpty else { return nil }
         if settings.delayMilliseconds > 0 {
             let deadline = Date(timeIntervalSinceNow: Double(settings.delayMilliseconds) / 1000)
-            while pending.opCount < settings.opsMax, flushWaiters.isEmpty, !isStopping, failure == nil,
+            while pending.opCount < settings.opsMax, flushWaiters.isEmpty, !isUrgent, !isStopping, failure == nil,
                 condition.wait(until: deadline)
             {}
         }
+        isUrgent = false
         let work = pending
         pending = PendingCommits(opsMax: settings.opsMax)
         isCommitting = true

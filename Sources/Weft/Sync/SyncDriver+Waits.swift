@@ -30,7 +30,10 @@ extension SyncDriver {
     func outboundStatus(address: String) async throws(WeftError) -> SyncPeerStatus? {
         try await onLoop { () throws(WeftError) -> SyncPeerStatus? in
             guard let peer = self.outboundPeers.first(where: { $0.address == address }) else { return nil }
-            return peer.channel?.status ?? peer.status
+            let status = peer.channel?.status ?? peer.status
+            // Published now, so that the app's `syncStatus` shows the connection once the wait returns.
+            if status.isConnected { self.publishStatus() }
+            return status
         }
     }
 
