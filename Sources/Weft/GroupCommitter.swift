@@ -43,6 +43,9 @@ final class GroupCommitter: @unchecked Sendable {
     private var enqueuedCount: UInt64 = 0
     private var doneCount: UInt64 = 0
     private var isCommitting = false
+    /// An entry queued since the last commit began must not wait for more to join it (ops merged from a
+    /// peer): the next commit starts as soon as the committer is free.
+    private var isUrgent = false
     private var failure: WeftError?
     private var maintenanceFailure: WeftError?
     private var isStopping = false
@@ -53,6 +56,9 @@ final class GroupCommitter: @unchecked Sendable {
     private var stopWaiters: [CheckedContinuation<Void, Never>] = []
     private var ledger: DurableLedger
     private var counters = CommitStatistics()
+    /// Called after each commit that moved the durable frontier (see ``addDurableListener(_:)``).
+    private var durableListeners: [UInt64: @Sendable () -> Void] = [:]
+    private var nextDurableListener: UInt64 = 0
 
     init(store: any Store, settings: Settings, receipts: ReceiptBook, origin: ReplicaID) {
         precondition(settings.opsMax >= 1 && settings.opsMax <= settings.pendingOpsMax, "commit bounds are ordered")
@@ -82,6 +88,22 @@ final class GroupCommitter: @unchecked Sendable {
 
     /// For each origin, the highest sequence committed with no gap below it.
     var durableVector: VersionVector { locked { ledger.vector } }
+
+    /// Registers `listener`, called on the committer's thread after each commit that moved the durable
+    /// frontier (any origin's), until the token is cancelled: the one signal that ops became durable,
+    /// which sync sessions follow to send what is new and to ack at once. It must return quickly (the
+    /// next commit waits for it) and must not wait for the committer.
+    func addDurableListener(_ listener: @escaping @Sendable () -> Void) -> ChangeListenerToken {
+        let id = locked {
+            nextDurableListener += 1
+            durableListeners[nextDurableListener] = listener
+            return nextDurableListener
+        }
+        return ChangeListenerToken { [weak self] in
+            guard let self else { return }
+            _ = self.locked { self.durableListeners.removeValue(forKey: id) }
+        }
+    }
 
     /// Resets the durable vector to what a load found in the store.
     func setDurable(_ vector: VersionVector) {
@@ -133,7 +155,10 @@ final class GroupCommitter: @unchecked Sendable {
 
     /// Queues the entry that `append` adds to the pending rows (it ends with
     /// ``PendingCommits/closeEntry(clockTime:)``): the road of a write, which allocates no arrays.
-    func enqueue(_ append: (inout PendingCommits) -> Void) {
+    ///
+    /// `urgent` entries (ops merged from a peer) skip the delay that gathers more writes: a sync read is a
+    /// batch already, and every millisecond it waits delays the acks that make writes stable.
+    func enqueue(urgent: Bool = false, _ append: (inout PendingCommits) -> Void) {
         condition.lock()
         if failure != nil {
             // The receipt book already fails every write not yet durable.
@@ -146,6 +171,7 @@ final class GroupCommitter: @unchecked Sendable {
         precondition(pending.entryCount == entries + 1, "one entry at a time")
         queuedOps += pending.opCount - ops
         enqueuedCount += 1
+        if urgent { isUrgent = true }
         condition.signal()
         condition.unlock()
     }
@@ -245,10 +271,11 @@ final class GroupCommitter: @unchecked Sendable {
         guard !pending.isEmpty else { return nil }
         if settings.delayMilliseconds > 0 {
             let deadline = Date(timeIntervalSinceNow: Double(settings.delayMilliseconds) / 1000)
-            while pending.opCount < settings.opsMax, flushWaiters.isEmpty, !isStopping, failure == nil,
+            while pending.opCount < settings.opsMax, flushWaiters.isEmpty, !isUrgent, !isStopping, failure == nil,
                 condition.wait(until: deadline)
             {}
         }
+        isUrgent = false
         let work = pending
         pending = PendingCommits(opsMax: settings.opsMax)
         isCommitting = true
@@ -281,7 +308,11 @@ final class GroupCommitter: @unchecked Sendable {
             if failedWith == nil, let maintenance = batch.maintenance { maintain(maintenance) }
         }
         let error = failedWith
-        let (ready, durable): ([CheckedContinuation<Void, any Error>], UInt64) = locked {
+        typealias Outcome = (
+            ready: [CheckedContinuation<Void, any Error>], durable: UInt64, listeners: [@Sendable () -> Void]
+        )
+        let (ready, durable, listeners): Outcome = locked {
+            let before = ledger.vector
             queuedOps -= ops
             doneCount += UInt64(batch.entries)
             if let error {
@@ -301,13 +332,15 @@ final class GroupCommitter: @unchecked Sendable {
                 ready.append(waiter.continuation)
                 return true
             }
-            return (ready, ledger.vector[origin])
+            let moved = ledger.vector != before
+            return (ready, ledger.vector[origin], moved ? Array(durableListeners.values) : [])
         }
         if let error {
             receipts.fail(from: durable + 1, error)
         } else {
             receipts.markDurable(through: durable)
         }
+        for listener in listeners { listener() }
         let failure = failed
         for continuation in ready {
             if let failure { continuation.resume(throwing: failure) } else { continuation.resume() }

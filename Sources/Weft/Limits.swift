@@ -6,6 +6,13 @@ public enum WeftLimits {
     public static let observedKeyPathsMax = 1_000
     /// Most attempts of a transaction closure before it reports `retriesExhausted` (Firebase's 25).
     public static let transactionRetriesMax = 25
+    /// How long a transaction waits, by default, for its write to reach the awaited status (`.stable` on a
+    /// replica that syncs) before it reports `.pending`, in seconds: long enough for a group that is
+    /// connected to answer many times over, short enough that an offline app is not left hanging.
+    public static let transactionWaitSecondsDefault: Int64 = 10
+    /// How often ``Replica/waitUntilSynced(timeout:)`` and ``Replica/connect(to:token:waitUntilConnected:)``
+    /// look at the sync loop's state again, in milliseconds.
+    public static let syncWaitPollMilliseconds: Int64 = 2
     /// Most events buffered for one subscriber before they are coalesced (the latest per node).
     public static let subscriberEventsBufferedMax = 10_000
     /// Most coalesced events one subscriber may hold, one per node: a subscriber to a node with more

@@ -20,7 +20,10 @@ final class ReceiptBook: @unchecked Sendable {
     private struct Waiter {
         let sequence: UInt64
         let target: WriteStatus
-        let continuation: CheckedContinuation<WriteStatus, any Error>
+        /// Names a waiter with a deadline, so that ``expire(waiter:)`` finds it; nil without one.
+        let id: UInt64?
+        /// Resumed with nil when the deadline passed first.
+        let continuation: CheckedContinuation<WriteStatus?, any Error>
     }
 
     private struct Observer {
@@ -42,6 +45,7 @@ final class ReceiptBook: @unchecked Sendable {
     /// Set when the replica shut down: no status changes after it.
     private var closedWith: WeftError?
     private var waiters: [Waiter] = []
+    private var nextWaiterID: UInt64 = 0
     private var observers: [Observer] = []
     /// Where observers that name no queue are called. Every call, here or on a named queue, is queued
     /// under the book's lock, in the order of the changes, and never made on the thread that makes a
@@ -74,12 +78,31 @@ final class ReceiptBook: @unchecked Sendable {
 
     /// Waits until the write `sequence` reaches `target` (or a later status), or is rejected.
     func wait(sequence: UInt64, for target: WriteStatus) async throws -> WriteStatus {
+        guard let status = try await wait(sequence: sequence, for: target, timeout: nil) else {
+            preconditionFailure("a wait without a deadline ends with a status")
+        }
+        return status
+    }
+
+    /// Waits as ``wait(sequence:for:)``, at most `timeout` (none when nil).
+    /// - Returns: the status reached, or nil when the timeout passed first.
+    func wait(sequence: UInt64, for target: WriteStatus, timeout: Duration?) async throws -> WriteStatus? {
         try await withCheckedThrowingContinuation { continuation in
             let ready: Result<WriteStatus, WeftError>? = lock.withLock {
                 let status = computed(sequence)
                 if WriteReceipt.reached(status, target) { return .success(status) }
                 if let error = failure(of: sequence) { return .failure(error) }
-                waiters.append(Waiter(sequence: sequence, target: target, continuation: continuation))
+                var id: UInt64?
+                if let timeout {
+                    nextWaiterID += 1
+                    id = nextWaiterID
+                    let waiter = nextWaiterID
+                    Task { [weak self] in
+                        try? await Task.sleep(for: timeout)
+                        self?.expire(waiter: waiter)
+                    }
+                }
+                waiters.append(Waiter(sequence: sequence, target: target, id: id, continuation: continuation))
                 return nil
             }
             switch ready {
@@ -88,6 +111,15 @@ final class ReceiptBook: @unchecked Sendable {
             case nil: break
             }
         }
+    }
+
+    /// The deadline of waiter `id` passed: it ends with nil, if it still waits.
+    private func expire(waiter id: UInt64) {
+        let expired = lock.withLock { () -> CheckedContinuation<WriteStatus?, any Error>? in
+            guard let index = waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return waiters.remove(at: index).continuation
+        }
+        expired?.resume(returning: nil)
     }
 
     /// Calls `observer` with every later status change of the write `sequence`, until it is stable or
@@ -154,7 +186,7 @@ final class ReceiptBook: @unchecked Sendable {
     /// Runs `body` under the lock, then resumes the waiters and hands the observers it concerns their
     /// calls (queued under the lock, so that each observer sees the changes in the order they were made).
     private func change(_ body: () -> Void) {
-        var resumed: [(CheckedContinuation<WriteStatus, any Error>, Result<WriteStatus, WeftError>)] = []
+        var resumed: [(CheckedContinuation<WriteStatus?, any Error>, Result<WriteStatus, WeftError>)] = []
         lock.withLock {
             var calls: [(Observer, WriteStatus)] = []
             body()
@@ -185,6 +217,8 @@ final class ReceiptBook: @unchecked Sendable {
                 (observer.queue ?? deliveries).async { call(status) }
             }
         }
-        for (continuation, result) in resumed { continuation.resume(with: result.mapError { $0 as any Error }) }
+        for (continuation, result) in resumed {
+            continuation.resume(with: result.map { Optional($0) }.mapError { $0 as any Error })
+        }
     }
 }

@@ -267,6 +267,36 @@ extension Replica {
     }
 }
 
+extension Replica {
+    /// The part of `vector` whose every op is stamped at or below the stable stamp frontier (see
+    /// ``markStable(covering:known:)``): what this replica announces as stable to its peers. The stamp
+    /// frontier accounts for ops that exist elsewhere but not here (an origin's later op that a member
+    /// acked): a leaf that took the whole vector from its hub could call an op stable, and a
+    /// transaction's outcome final, while an earlier-stamped op of another leaf was still on its way.
+    func announceableStable(_ vector: VersionVector) -> VersionVector {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let engine, let frontier = stableFrontier else { return VersionVector() }
+        var result = VersionVector()
+        for (origin, sequence) in vector.entries {
+            // An origin's stamps grow with its sequence: the last op under the frontier by bisection.
+            // A compacted op (no stamp kept) lies under the frontier.
+            func isUnder(_ sequence: UInt64) -> Bool {
+                engine.stamp(of: origin, sequence: sequence).map { $0 <= frontier } ?? true
+            }
+            var low: UInt64 = 0
+            var high = sequence
+            while low < high {
+                let middle = low + (high - low + 1) / 2
+                if isUnder(middle) { low = middle } else { high = middle - 1 }
+            }
+            precondition(low <= sequence, "the announced frontier stays within the given one")
+            result.advance(origin: origin, to: low)
+        }
+        return result
+    }
+}
+
 extension HybridClock {
     /// The greatest stamp at the clock's last time: every stamp it made or received is at or below it,
     /// every stamp it makes later is above it.

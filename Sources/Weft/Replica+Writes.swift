@@ -159,7 +159,9 @@ extension Replica {
             if let region = regions.claim(change.path, base: engine.base) { preserves.append(region) }
         }
         let clockTime = clock.lastTime
-        committer.enqueue { pending in
+        // Ops merged from a peer commit at once: the peer waits for them to be durable here (its acks,
+        // and the stability of its writes, follow); local writes wait a little to share a commit.
+        committer.enqueue(urgent: !isLocalPending && !records.isEmpty) { pending in
             for record in records { pending.append(record: record) }
             for region in preserves { pending.append(preserve: region) }
             for change in report.changes {

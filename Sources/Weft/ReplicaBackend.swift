@@ -30,10 +30,18 @@ protocol ReplicaBackend: AnyObject, Sendable {
     /// Calls `listener` after every change of the state (local writes and merged remote ops), on the
     /// replica's notification queue, in order.
     func addChangeListener(_ listener: @escaping @Sendable (ChangeBatch) -> Void) -> ChangeListenerToken
+    /// True when the replica syncs (it listens or connects) or synced before (it stored members):
+    /// transactions then wait, by default, for their write to be stable.
+    var isReplicating: Bool { get }
     /// Lets work already started finish; later writes fail with `WeftError.shutDown`.
     func shutdown() async
     /// True once shutdown has begun.
     var isShutDown: Bool { get }
+}
+
+extension ReplicaBackend {
+    /// A backend without sync never replicates.
+    var isReplicating: Bool { false }
 }
 
 /// When a write happens: now (the replica's wall clock), or an explicit wall time in milliseconds since

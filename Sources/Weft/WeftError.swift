@@ -15,7 +15,7 @@ public struct WeftError: Error, Sendable, Hashable, CustomStringConvertible {
         case shutDown
         case storage, databaseInUse, notAWeftDatabase, newerSchema, copiedDatabase, diskFull, readOnly
         case transactionAborted, retriesExhausted, rejected
-        case sync, authentication, protocolMismatch
+        case sync, authentication, protocolMismatch, timeout
         case unknownFunction
     }
 

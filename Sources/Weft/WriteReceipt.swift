@@ -44,6 +44,17 @@ public final class WriteReceipt: Sendable {
         try await book.wait(sequence: sequence, for: target)
     }
 
+    /// Waits until the write reaches `target` (or a later status), or is rejected, for at most `timeout`.
+    ///
+    /// ```swift
+    /// if try await receipt.wait(for: .stable, timeout: .seconds(5)) == nil { showOffline() }
+    /// ```
+    /// - Returns: the status reached (`.rejected` when rejected at merge), or nil when `timeout` passed first.
+    /// - Throws: `WeftError` when the replica shut down or failed before the write reached `target`.
+    public func wait(for target: WriteStatus, timeout: Duration) async throws -> WriteStatus? {
+        try await book.wait(sequence: sequence, for: target, timeout: timeout)
+    }
+
     /// Calls `observer` with every later status change, in order, on `queue` (a serial queue), or on a
     /// serial queue of the replica's when nil; never on the thread that makes the change, so the observer
     /// may read and write the replica. The replica holds the observer until the write is stable, can no

@@ -78,6 +78,11 @@ public enum SyncLimits {
     public static let idleTimeoutMillisecondsDefault: UInt64 = 20_000
     /// Default delay within which a handshake must complete, in milliseconds.
     public static let handshakeTimeoutMillisecondsDefault: UInt64 = 10_000
+    /// Shortest time between two acks a session sends because the local durable log grew, in
+    /// milliseconds: a peer learns each move of this replica's durable frontier at once, yet a busy
+    /// replica committing every few hundred microseconds sends each peer at most this rate of such acks
+    /// (a move within the interval goes out when it ends, coalesced with the moves after it).
+    public static let durableAcknowledgementIntervalMillisecondsMin: UInt64 = 1
     /// Shortest ping interval a configuration may set, in milliseconds.
     public static let pingIntervalMillisecondsMin: UInt64 = 10
     /// Longest ping interval, idle timeout or handshake timeout a configuration may set, in

@@ -9,6 +9,8 @@ struct Outbox {
 
     /// True when a frame was queued in this call.
     private(set) var sentAny = false
+    /// True when an ack was queued in this call.
+    private(set) var sentAcknowledgement = false
 
     mutating func send(_ frame: [UInt8]) {
         precondition(frame.count >= SyncLimits.frameHeaderBytes, "a frame holds at least its header")
@@ -20,7 +22,10 @@ struct Outbox {
         sentAny = true
     }
 
-    mutating func send(_ message: Message) { send(MessageCodec.encode(message)) }
+    mutating func send(_ message: Message) {
+        if case .ack = message { sentAcknowledgement = true }
+        send(MessageCodec.encode(message))
+    }
 
     mutating func append(_ action: SyncAction) {
         if case .send = action { preconditionFailure("queue frames with send(_:)") }

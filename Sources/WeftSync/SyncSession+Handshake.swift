@@ -98,6 +98,9 @@ extension SyncSession {
             outbox.append(.recordAcknowledgement(Acknowledgement(versionVector: counted), from: peer.replica))
         }
         try withLink { link throws(SyncError) in try link.pump(source: source, outbox: &outbox) }
+        // The log may have moved since this side's hello (a write made during the handshake, whose move
+        // found the session not ready): the peer learns it now, not at the first keep-alive.
+        acknowledgeDurableMove(source: source, outbox: &outbox, now: now)
     }
 
     /// Refuses a peer that uses this replica's id, or whose role cannot talk to this one.

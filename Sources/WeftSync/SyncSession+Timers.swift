@@ -46,6 +46,8 @@ extension SyncSession {
 
     mutating func keepAliveTimerFired(source: some OpSource, outbox: inout Outbox, now: UInt64) {
         guard case .ready = state else { return }
+        // Also the end of a durable move's rate bound (``acknowledgeDurableMove``): the refresh sends it.
+        isAcknowledgementDeferred = false
         withLinkNoThrow { $0.refreshAcknowledgement(source: source, outbox: &outbox) }
         let interval = configuration.pingIntervalMilliseconds
         let quietFor = now >= lastSentAt ? now - lastSentAt : 0

@@ -29,6 +29,10 @@ public struct SyncSession: Sendable {
     var lastSentAt: UInt64 = 0
     var pingsSent: UInt64 = 0
     var lastStatus: SyncStatus?
+    /// When the last ack went out (any ack), for the rate bound of acks sent on a durable move.
+    var lastAcknowledgedAt: UInt64?
+    /// A durable move waits for the rate bound: the keep-alive timer is set to fire when it ends.
+    var isAcknowledgementDeferred = false
 
     enum State: Sendable {
         /// Not started.
@@ -85,6 +89,12 @@ public struct SyncSession: Sendable {
     public var peerAcknowledged: VersionVector? {
         if case .ready(let link) = state { return link.outbound.acknowledged }
         return nil
+    }
+
+    /// True once ready when what the peer holds counts for stability (it replicates and is sent every op).
+    public var peerCountsForStability: Bool {
+        if case .ready(let link) = state { return link.countsForStability }
+        return false
     }
 
     /// Bytes sent to the peer and not yet acknowledged.
@@ -169,7 +179,10 @@ public struct SyncSession: Sendable {
     /// snapshot installed): acks what the peer sent, and streams what the peer lacks.
     ///
     /// Call it after each group commit on every session of the replica; before the session is
-    /// connected it does nothing (the ops go out once it is).
+    /// connected it does nothing (the ops go out once it is). When the log moved past the last ack
+    /// sent, an ack goes out too (at most one per
+    /// ``SyncLimits/durableAcknowledgementIntervalMillisecondsMin``): the peer learns at once what this
+    /// replica holds durably, its own new writes included, so stability does not wait for a keep-alive.
     ///
     /// - Parameters:
     ///   - source: the local log, grown.
@@ -182,10 +195,32 @@ public struct SyncSession: Sendable {
         } catch {
             fail(error, outbox: &outbox)
         }
+        acknowledgeDurableMove(source: source, outbox: &outbox, now: now)
         // The peer's backlog grew by these ops: the status says so now, not at the peer's next frame
         // (a peer that reads slowly, or not at all, may send none for a long while).
         reportIfChanged(source: source, outbox: &outbox)
         return finish(&outbox, now: now)
+    }
+
+    /// Acks when the durable log moved past the last ack sent: now, or, within the rate bound of the
+    /// last ack, when the bound ends (the keep-alive timer fires early and its refresh sends it).
+    mutating func acknowledgeDurableMove(source: some OpSource, outbox: inout Outbox, now: UInt64) {
+        guard !isAcknowledgementDeferred, isAcknowledgementBehind(source: source) else { return }
+        let interval = SyncLimits.durableAcknowledgementIntervalMillisecondsMin
+        let earliest = lastAcknowledgedAt.map { $0 + interval } ?? now
+        if now >= earliest {
+            withLinkNoThrow { $0.sendAcknowledgement(source.versionVector, source: source, outbox: &outbox) }
+        } else {
+            isAcknowledgementDeferred = true
+            outbox.append(.scheduleTimer(.keepAlive, afterMilliseconds: earliest - now))
+        }
+    }
+
+    /// True when ready and the log moved past the last ack sent. (A helper, so that the link read here
+    /// is let go before the caller changes it in place: a copy still held would make it copy its buffers.)
+    private func isAcknowledgementBehind(source: some OpSource) -> Bool {
+        guard case .ready(let link) = state, link.replicates else { return false }
+        return link.inbound.acknowledged != source.versionVector
     }
 
     /// The owner's stable frontier moved (acknowledgements from its members): acks at once, so the peer
@@ -342,6 +377,7 @@ public struct SyncSession: Sendable {
 
     mutating func finish(_ outbox: inout Outbox, now: UInt64) -> [SyncAction] {
         if outbox.sentAny { lastSentAt = now }
+        if outbox.sentAcknowledgement { lastAcknowledgedAt = now }
         return outbox.finish()
     }
 }

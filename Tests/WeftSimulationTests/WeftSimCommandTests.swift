@@ -62,7 +62,9 @@ import Testing
         let result = try Self.run(["run"] + Self.failingArguments + ["--json", "--check-determinism"])
         #expect(result.status == 1, "a checker failed")
         let report = try JSONDecoder().decode(SimulationReport.self, from: Data(result.stdout.utf8))
-        #expect(report.failure?.kind == .stateDiffersFromFold)
+        // Which checker trips first depends on the message schedule (acks of durable moves changed it):
+        // the double count shows as a state that differs from the fold, or as a duplicate change.
+        #expect([.stateDiffersFromFold, .duplicateChangedState].contains(report.failure?.kind))
         #expect(result.stderr.contains("replay: weft-sim run --seed 1"), "the replay command is still shown")
         #expect(result.stderr.contains("determinism: run in a child process"))
     }

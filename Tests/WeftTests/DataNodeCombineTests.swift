@@ -67,7 +67,7 @@ final class Recorder<Output: Sendable>: @unchecked Sendable {
         let pushed = await Recorder(chat.push(Message(author: "a", text: "hi"))).wait(for: 1)
         #expect(pushed.first?.parent == chat)
         let counter = try backend.node("counter").forCombine
-        #expect(await Recorder(counter.increment(by: 2)).wait(for: 1) == [2])
+        #expect(await Recorder(counter.increment(by: 2)).wait(for: 1).map(\.value) == [2])
         let transaction = await Recorder(counter.runTransaction { .set(.int(($0.intValue ?? 0) * 10)) }).wait(for: 1)
         #expect(transaction.first?.value == 20)
         let failed = Recorder(counter.set(json: "{"))

@@ -118,15 +118,15 @@ import WeftCore
 
     @Test func incrementCountsFromStartAndReturnsTheNumber() async throws {
         let likes = try backend.node("likes")
-        #expect(try await likes.increment() == 1)
-        #expect(try await likes.increment(by: 5) == 6)
-        #expect(try await likes.increment(by: -2) == 4)
+        #expect(try await likes.increment().value == 1)
+        #expect(try await likes.increment(by: 5).value == 6)
+        #expect(try await likes.increment(by: -2).value == 4)
         let stock = try backend.node("stock")
-        #expect(try await stock.increment(from: 100, by: -1) == 99)
-        #expect(try await likes.increment(by: 0.5) == .double(4.5))
+        #expect(try await stock.increment(from: 100, by: -1).value == 99)
+        #expect(try await likes.increment(by: 0.5).value == .double(4.5))
         let big = try backend.node("big")
         try await big.set(Int64.max)
-        #expect(try await big.increment() == .double(Double(Int64.max) + 1))
+        #expect(try await big.increment().value == .double(Double(Int64.max) + 1))
     }
 
     @Test func incrementOfANonNumberIsRejected() async throws {
@@ -136,9 +136,9 @@ import WeftCore
         #expect(try await name.value() == "alice")
         #expect(await weftErrorCode { _ = try await name.increment(by: .double(.nan)) } == .invalidValue)
         // The callback form returns no number for it: 1 was returned, a value the node never held.
-        let results = Collector<Result<Number, WeftError>>()
+        let results = Collector<Result<IncrementResult, WeftError>>()
         let returned = name.increment(by: 1) { results.append($0) }
-        #expect(returned == nil)
+        #expect(returned?.value == nil)
         #expect(await results.wait(for: 1).first.map { (try? $0.get()) == nil } == true)
     }
 
@@ -198,9 +198,9 @@ import WeftCore
         let pushed = Collector<Result<DataNode, WeftError>>()
         let child = node.parent?.push(["k": 1]) { pushed.append($0) }
         #expect((try? await pushed.wait(for: 1).first?.get()) == child)
-        let numbers = Collector<Result<Number, WeftError>>()
-        #expect(try backend.node("n").increment(by: 3) { numbers.append($0) } == 3)
-        #expect((try? await numbers.wait(for: 1).first?.get()) == 3)
+        let numbers = Collector<Result<IncrementResult, WeftError>>()
+        #expect(try backend.node("n").increment(by: 3) { numbers.append($0) }?.value == 3)
+        #expect((try? await numbers.wait(for: 1).first?.get())?.value == 3)
     }
 }
 

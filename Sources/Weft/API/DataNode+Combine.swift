@@ -195,21 +195,24 @@ extension DataNode {
         public func increment(
             from start: Number = 0, by step: Number = 1, at time: WeftTime = .now,
             waitingFor target: WriteStatus = .durable
-        ) -> Future<Number, WeftError> {
+        ) -> Future<IncrementResult, WeftError> {
             Self.later { dataNode.increment(from: start, by: step, at: time, waitingFor: target, then: $0) }
         }
 
-        /// Runs a transaction; see ``DataNode/runTransaction(at:waitingFor:_:)``.
+        /// Runs a transaction; see ``DataNode/runTransaction(at:waitingFor:timeout:_:)``.
         ///
         /// ```swift
         /// seats.forCombine.runTransaction { .set(.int(($0.intValue ?? 1) - 1)) }
         /// ```
         @discardableResult
         public func runTransaction(
-            at time: WeftTime = .now, waitingFor target: WriteStatus = .durable,
+            at time: WeftTime = .now, waitingFor target: WriteStatus? = nil,
+            timeout: Duration = .seconds(WeftLimits.transactionWaitSecondsDefault),
             _ function: @escaping @Sendable (Value) -> TransactionOperation
         ) -> Future<TransactionResult, WeftError> {
-            Self.later { dataNode.runTransaction(at: time, waitingFor: target, function, then: $0) }
+            Self.later {
+                dataNode.runTransaction(at: time, waitingFor: target, timeout: timeout, function, then: $0)
+            }
         }
 
         /// Copies the node's value to another node; see ``DataNode/copyValue(to:at:waitingFor:)-(DataNode,_,_)``.

@@ -32,12 +32,12 @@ extension DataNode {
         return Submitted(receipt: receipt, output: node(at: child))
     }
 
-    func submitIncrement(from start: Number, by step: Number, at time: WeftTime) throws -> Submitted<Number> {
+    func submitIncrement(from start: Number, by step: Number, at time: WeftTime) throws -> Submitted<IncrementResult> {
         try Number.checkFinite(start, step, path: path)
         let receipt = try access.submit(path: location, kind: .increment(by: step, from: start), at: time)
         // The value just after the op applied (a concurrent write may already show in it).
         let result = Number(access.backend.value(at: location)) ?? start.adding(step) ?? step
-        return Submitted(receipt: receipt, output: result)
+        return Submitted(receipt: receipt, output: IncrementResult(value: result, receipt: receipt))
     }
 
     func submitCopy(to destination: DataNode, at time: WeftTime) throws -> Submitted<Value> {

@@ -25,10 +25,17 @@ public enum TransactionOperation: Sendable, Hashable {
 /// if result.isCommitted { print("now", result.value) }
 /// ```
 public struct TransactionResult: Sendable {
-    /// Committed, or aborted and why.
+    /// Committed, pending, or aborted and why.
     public enum Status: Sendable, Hashable {
-        /// The closure's result was written and reached the awaited status without being rejected.
+        /// The closure's result was written and reached the awaited status (``TransactionResult/waitedFor``)
+        /// without being rejected. With the default, `.stable` on a replica that syncs, the outcome can no
+        /// longer change.
         case committed
+        /// The closure's result was written, but did not reach the awaited status within the timeout (the
+        /// replica is offline, or a member of its group is away): it may still be rejected. Follow
+        /// ``TransactionResult/receipt``: a rejection means the transaction did not happen, and should be
+        /// run again.
+        case pending
         /// Nothing of this transaction stands.
         case aborted(AbortReason)
     }
@@ -47,15 +54,26 @@ public struct TransactionResult: Sendable {
 
     /// Committed or aborted.
     public let status: Status
-    /// The committed value, or the value the closure saw last when aborted.
+    /// The committed (or pending) value, or the value the closure saw last when aborted.
     public let value: Value
-    /// The committed write, nil when aborted.
+    /// The committed (or pending) write, nil when aborted.
     public let receipt: WriteReceipt?
     /// How many times the closure ran.
     public let attempts: Int
+    /// The status the transaction waited for its write to reach: `.stable` by default on a replica that
+    /// syncs, `.durable` on one that never did, or what the caller passed as `waitingFor`.
+    public let waitedFor: WriteStatus
 
     /// True when the transaction committed.
     public var isCommitted: Bool { status == .committed }
+
+    init(status: Status, value: Value, receipt: WriteReceipt?, attempts: Int, waitedFor: WriteStatus) {
+        self.status = status
+        self.value = value
+        self.receipt = receipt
+        self.attempts = attempts
+        self.waitedFor = waitedFor
+    }
 }
 
 extension DataNode {
@@ -69,6 +87,12 @@ extension DataNode {
     /// local write wins the race. After ``WeftLimits/transactionRetriesMax`` attempts it gives up.
     /// For a counter prefer ``increment(from:by:at:waitingFor:)``: it never conflicts.
     ///
+    /// By default a replica that syncs (it listens, connects, or met a group before) reports `.committed`
+    /// only once the write is `.stable`: every member holds it, and this replica holds every op stamped
+    /// before it, so no late op can reject it any more. A replica that never synced waits for `.durable`.
+    /// When the awaited status does not come within `timeout` (offline, or a member is away), the result
+    /// is `.pending` with the write's receipt, which still tells the outcome later.
+    ///
     /// ```swift
     /// let result = try await balance.runTransaction { current in
     ///     guard case .int(let cents) = current, cents >= 500 else { return .abort }
@@ -77,17 +101,24 @@ extension DataNode {
     /// ```
     /// - Parameters:
     ///   - time: when each attempt's write happens.
-    ///   - target: the status each attempt waits for (default `.durable`): a rejection that arrives before
-    ///     it (a remote write merged earlier in stamp order) still triggers a retry.
+    ///   - target: the status each attempt waits for; nil (the default) for `.stable` on a replica that
+    ///     syncs and `.durable` on one that never did. A lower status answers sooner, but a `.committed`
+    ///     result may then still be rejected by a late op (its receipt says so).
+    ///   - timeout: how long the last attempt waits for `target` before the result is `.pending`
+    ///     (default ``WeftLimits/transactionWaitSecondsDefault``).
     ///   - function: computes the operation from the current value; it may run several times.
-    /// - Returns: committed with the value, or aborted by the closure, by exhausted retries, or overridden.
+    /// - Returns: committed with the value, pending, or aborted by the closure, by exhausted retries, or
+    ///   overridden; ``TransactionResult/waitedFor`` says which status it waited for.
     /// - Throws: what `function` throws; `WeftError` with code `invalidValue`, `invalidKey`, `invalidPath`,
     ///   `valueTooLarge` for a bad result, `clockRefused` or `shutDown`.
     nonisolated(nonsending) public func runTransaction(
-        at time: WeftTime = .now, waitingFor target: WriteStatus = .durable,
+        at time: WeftTime = .now, waitingFor target: WriteStatus? = nil,
+        timeout: Duration = .seconds(WeftLimits.transactionWaitSecondsDefault),
         _ function: (Value) throws -> TransactionOperation
     ) async throws -> TransactionResult {
+        let target = target ?? (access.backend.isReplicating ? .stable : .durable)
         try target.checkIsTarget()
+        guard timeout >= .zero else { throw WeftError(.invalidValue, "a transaction timeout is not negative") }
         let id = access.state.beginTransaction(at: location)
         defer { access.state.endTransaction(id) }
         var seen = Value.null
@@ -102,43 +133,52 @@ extension DataNode {
             let result: Value
             switch try function(seen) {
             case .abort:
-                return TransactionResult(status: .aborted(.byClosure), value: seen, receipt: nil, attempts: attempt)
+                return TransactionResult(
+                    status: .aborted(.byClosure), value: seen, receipt: nil, attempts: attempt, waitedFor: target)
             case .clear: result = .null
             case .set(let value): result = try ValueCheck.validated(value, at: location)
             }
             let receipt = try access.submit(path: location, kind: .transaction(read: read, result: result), at: time)
-            let status = try await receipt.wait(for: target)
+            guard let status = try await receipt.wait(for: target, timeout: timeout) else {
+                return TransactionResult(
+                    status: .pending, value: result, receipt: receipt, attempts: attempt, waitedFor: target)
+            }
             guard case .rejected(let rejection) = status else {
-                return TransactionResult(status: .committed, value: result, receipt: receipt, attempts: attempt)
+                return TransactionResult(
+                    status: .committed, value: result, receipt: receipt, attempts: attempt, waitedFor: target)
             }
             guard case .staleRead = rejection else { throw WeftError(.rejected, rejection.description, path: path) }
             if access.state.isOverridden(id) {
-                return TransactionResult(status: .aborted(.overridden), value: seen, receipt: nil, attempts: attempt)
+                return TransactionResult(
+                    status: .aborted(.overridden), value: seen, receipt: nil, attempts: attempt, waitedFor: target)
             }
         }
         return TransactionResult(
-            status: .aborted(.retriesExhausted), value: seen, receipt: nil, attempts: WeftLimits.transactionRetriesMax)
+            status: .aborted(.retriesExhausted), value: seen, receipt: nil, attempts: WeftLimits.transactionRetriesMax,
+            waitedFor: target)
     }
 
-    /// The completion form of ``runTransaction(at:waitingFor:_:)``.
+    /// The completion form of ``runTransaction(at:waitingFor:timeout:_:)``.
     ///
     /// ```swift
     /// counter.runTransaction({ .set(.int(($0.intValue ?? 0) + 1)) }) { result in … }
     /// ```
     /// - Parameters:
     ///   - time: when each attempt's write happens.
-    ///   - target: the status each attempt waits for (default `.durable`).
+    ///   - target: the status each attempt waits for (nil: `.stable` when the replica syncs, else `.durable`).
+    ///   - timeout: how long the last attempt waits before the result is `.pending`.
     ///   - queue: where `completion` runs; nil for the replica's `callbackQueue`.
     ///   - function: computes the operation from the current value; it may run several times, on any thread.
     ///   - completion: called once with the result or a `WeftError`.
     public func runTransaction(
-        at time: WeftTime = .now, waitingFor target: WriteStatus = .durable, queue: DispatchQueue? = nil,
+        at time: WeftTime = .now, waitingFor target: WriteStatus? = nil,
+        timeout: Duration = .seconds(WeftLimits.transactionWaitSecondsDefault), queue: DispatchQueue? = nil,
         _ function: @escaping @Sendable (Value) -> TransactionOperation,
         then completion: @escaping @Sendable (Result<TransactionResult, WeftError>) -> Void
     ) {
         let node = self
         Completion.run(queue: queue ?? access.state.callbackQueue, completion: completion) {
-            try await node.runTransaction(at: time, waitingFor: target, function)
+            try await node.runTransaction(at: time, waitingFor: target, timeout: timeout, function)
         }
     }
 

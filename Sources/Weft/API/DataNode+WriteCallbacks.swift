@@ -177,7 +177,7 @@ extension DataNode {
     /// The completion form of ``increment(from:by:at:waitingFor:)``.
     ///
     /// ```swift
-    /// likes.increment(by: 1) { result in if case .success(let count) = result { print(count) } }
+    /// likes.increment(by: 1) { result in if case .success(let added) = result { print(added.value) } }
     /// ```
     /// - Parameters:
     ///   - start: the value an absent node counts as (default 0).
@@ -185,16 +185,16 @@ extension DataNode {
     ///   - time: when the write happens.
     ///   - target: the status to wait for before calling `completion` (default `.durable`).
     ///   - queue: where `completion` runs; nil for the replica's `callbackQueue`.
-    ///   - completion: called once with the number after the increment or a `WeftError` (`rejected` when
-    ///     the node is not a number).
-    /// - Returns: the number just after the increment applied locally, or nil when the write failed before
-    ///   it was submitted.
+    ///   - completion: called once with the number after the increment and its receipt, or a `WeftError`
+    ///     (`rejected` when the node is not a number).
+    /// - Returns: the number just after the increment applied locally and the receipt, or nil when the
+    ///   write failed before it was submitted.
     @discardableResult
     public func increment(
         from start: Number = 0, by step: Number = 1, at time: WeftTime = .now,
         waitingFor target: WriteStatus = .durable, queue: DispatchQueue? = nil,
-        then completion: @escaping @Sendable (Result<Number, WeftError>) -> Void
-    ) -> Number? {
+        then completion: @escaping @Sendable (Result<IncrementResult, WeftError>) -> Void
+    ) -> IncrementResult? {
         callback(target, queue, completion) { try submitIncrement(from: start, by: step, at: time) }
     }
 

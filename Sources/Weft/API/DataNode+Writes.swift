@@ -189,23 +189,24 @@ extension DataNode {
     /// node holds something other than a number the increment has no effect and is reported rejected.
     ///
     /// ```swift
-    /// let likes = try await post.relativeNode(for: "likes")!.increment()       // +1 from 0
-    /// let stock = try await item.increment(from: 100, by: -1)
+    /// let likes = try await post.relativeNode(for: "likes")!.increment().value       // +1 from 0
+    /// let sold = try await item.increment(from: 100, by: -1)
+    /// try await sold.receipt.wait(for: .stable)
     /// ```
     /// - Parameters:
     ///   - start: the value an absent node counts as (default 0).
     ///   - step: what to add; negative to decrement (default 1).
     ///   - time: when the write happens.
     ///   - target: the status to wait for (default `.durable`).
-    /// - Returns: the node's number just after the increment applied locally. Other writes (local or
-    ///   merged) may change it afterwards: subscribe to follow it.
+    /// - Returns: the node's number just after the increment applied locally (other writes, local or
+    ///   merged, may change it afterwards: subscribe to follow it), with the write's receipt.
     /// - Throws: `WeftError` with code `rejected` when the node is not a number (or the sum would not be
     ///   finite), `invalidValue` for a non-finite operand, `clockRefused` or `shutDown`.
     @discardableResult
     public func increment(
         from start: Number = 0, by step: Number = 1, at time: WeftTime = .now,
         waitingFor target: WriteStatus = .durable
-    ) async throws -> Number {
+    ) async throws -> IncrementResult {
         try target.checkIsTarget()
         return try await finish(try submitIncrement(from: start, by: step, at: time), waitingFor: target)
     }

@@ -141,6 +141,13 @@ extension Replica {
 
     /// Stops sync: closes every session and the listener and stops the loop. Part of ``shutdown()``.
     func stopSync() async { await syncLink.stop() }
+
+    /// True once this replica listened or connected, or when it stored members of a group it met
+    /// before (it will likely sync again, and a late op from them may still reject a local write).
+    var isReplicating: Bool {
+        if syncLink.hasStarted { return true }
+        return !persistedMembers.isEmpty
+    }
 }
 
 /// The sync driver of one replica, made on first use, and the observers of its status.
@@ -162,6 +169,12 @@ final class _ReplicaSyncLink: @unchecked Sendable {
     var publisher: AnyPublisher<SyncDriverStatus, Never> { subject.eraseToAnyPublisher() }
 
     var status: SyncDriverStatus { lock.withLock { latest } }
+
+    /// True once a listen or connect made the driver.
+    var hasStarted: Bool { lock.withLock { driver != nil } }
+
+    /// The driver, if a listen or connect made it and sync has not stopped.
+    var currentDriver: SyncDriver? { lock.withLock { driver } }
 
     func configure(_ options: ReplicaSyncOptions) throws(WeftError) {
         lock.lock()

@@ -32,7 +32,9 @@ final class _SyncChannel {
         status = SyncPeerStatus(
             address: outbound?.address ?? connection.remoteAddress,
             direction: outbound == nil ? .inbound : .outbound, replica: nil, role: nil, isConnected: false,
-            opsBehind: 0, sessionsEstablished: outbound?.status.sessionsEstablished ?? 0, lastError: nil,
+            opsBehind: 0, sessionsEstablished: outbound?.status.sessionsEstablished ?? 0,
+            // A redial keeps the last error until its session connects (a wrong token stays visible).
+            lastError: outbound?.status.lastError, lastErrorCode: outbound?.status.lastErrorCode,
             bytesSent: outbound?.status.bytesSent ?? 0, bytesReceived: outbound?.status.bytesReceived ?? 0)
     }
 

@@ -315,7 +315,10 @@ extension SyncDriver {
         channel.status.role = status.peerRole ?? channel.status.role
         channel.status.isConnected = status.phase == .connected
         channel.status.opsBehind = status.opsBehind
-        if let error = status.error { channel.status.lastError = "\(error)" }
+        if let error = status.error {
+            channel.status.lastError = "\(error)"
+            channel.status.lastErrorCode = error.code
+        }
         if status.phase == .connected, status.peerIsMember, let outbound = channel.outbound {
             outbound.member = status.peer
         }
@@ -334,6 +337,7 @@ extension SyncDriver {
             channel.wasConnected = true
             channel.status.sessionsEstablished += 1
             channel.status.lastError = nil
+            channel.status.lastErrorCode = nil
             // The backoff is not reset here: a session refused just after its handshake (a skewed
             // clock, a snapshot it cannot install) would be redialled at the shortest delay for ever.
             // The reconnector starts over once a connection stayed open long enough to be healthy.
@@ -364,6 +368,7 @@ extension SyncDriver {
             let expected = error.code == .shutdown || error.code == .connectionLost || error.code == .resync
             logger.log(level: expected ? .info : .warning, message, metadata: metadata)
             channel.status.lastError = "\(error)"
+            channel.status.lastErrorCode = error.code
         }
         channel.status.isConnected = false
         if let outbound = channel.outbound { outbound.status = channel.status }
@@ -405,9 +410,13 @@ extension SyncDriver {
         let acknowledged = acknowledgements.acknowledgedThrough(origin: me)
         if acknowledged > 0 { target.markAcknowledged(through: VersionVector([me: acknowledged])) }
         let stable = acknowledgements.stableFrontier(local: local)
-        guard stable != stableFrontier, stable.covers(stableFrontier) else { return }
-        stableFrontier = stable
-        target.markStable(covering: stable, known: acknowledgements.known(local: local))
+        if stable != stableFrontier, stable.covers(stableFrontier) { stableFrontier = stable }
+        // Each time, not only when the vector moved: the stamp frontier also moves when an op it waited
+        // for arrives, and what acks announce follows it.
+        target.markStable(covering: stableFrontier, known: acknowledgements.known(local: local))
+        let announced = target.announceableStable(stableFrontier)
+        guard announced != announcedStableFrontier, announced.covers(announcedStableFrontier) else { return }
+        announcedStableFrontier = announced
         let source = self.source
         for channel in Array(channels.values) where !channel.isClosed {
             perform(channel.session.onStableFrontierChanged(source: source, now: now), on: channel)

@@ -48,6 +48,8 @@ public final class SyncDriver: @unchecked Sendable {
     var persistedMembers: Set<ReplicaID>
     /// The stable frontier last computed from `acknowledgements`, announced in acks.
     var stableFrontier = VersionVector()
+    /// The part of `stableFrontier` under the target's stamp frontier: what acks announce.
+    var announcedStableFrontier = VersionVector()
     /// The target's compaction stamp, announced in acks: read on first use, then learnt from its
     /// compactions and installs, so that sessions never read it from the target on each event.
     var compactionStamp: Stamp??
@@ -193,7 +195,10 @@ public final class SyncDriver: @unchecked Sendable {
             }
             reconnector.onRetryScheduled = { [weak self, weak peer] error, delay in
                 guard let self, let peer else { return }
-                if let error { peer.status.lastError = "\(error)" }
+                if let error {
+                    peer.status.lastError = "\(error)"
+                    peer.status.lastErrorCode = nil
+                }
                 self.logger.debug(
                     "sync peer retry scheduled",
                     metadata: [
@@ -247,7 +252,7 @@ public final class SyncDriver: @unchecked Sendable {
     var source: _SyncTargetSource {
         if compactionStamp == nil { compactionStamp = .some(target.compactionStamp) }
         return _SyncTargetSource(
-            target: target, stableFrontier: stableFrontier, compactionStamp: compactionStamp ?? nil)
+            target: target, stableFrontier: announcedStableFrontier, compactionStamp: compactionStamp ?? nil)
     }
 
     /// Milliseconds on a monotonic clock, for sessions (only differences matter).

@@ -30,6 +30,9 @@ public struct SyncPeerStatus: Sendable, Hashable {
     public var sessionsEstablished: Int
     /// The last error a session or the transport reported, as text.
     public var lastError: String?
+    /// The code of the last error when a session reported it (nil for a transport error, such as a
+    /// refused connection): ``SyncErrorCode/authenticationFailed`` for a wrong token, for example.
+    public var lastErrorCode: SyncErrorCode?
     /// Bytes written to this peer (frames with their headers), since the driver started (outbound: across
     /// reconnects).
     public var bytesSent: Int = 0
@@ -56,4 +59,37 @@ public struct SyncDriverStatus: Sendable, Hashable {
 
     /// The peers whose session is connected.
     public var connectedCount: Int { peers.count(where: \.isConnected) }
+
+    /// What sync is doing, as Couchbase Lite's replicator reports it: see ``SyncActivity``.
+    ///
+    /// ```swift
+    /// for await status in replica.syncStatusUpdates() where status.activity == .idle { break }
+    /// ```
+    public var activity: SyncActivity {
+        let connected = peers.filter { $0.isConnected && $0.role != .client }
+        if connected.isEmpty {
+            if peers.isEmpty, listeningAddress == nil { return .stopped }
+            // A dialled peer not reached yet, with no error so far, is being dialled for the first time.
+            let isDialling = peers.contains {
+                $0.direction == .outbound && $0.sessionsEstablished == 0 && $0.lastError == nil
+            }
+            return isDialling ? .connecting : .offline
+        }
+        return connected.contains { $0.opsBehind > 0 } ? .busy : .idle
+    }
+}
+
+/// What a replica's sync is doing (``SyncDriverStatus/activity``), after Couchbase Lite's replicator
+/// activity levels.
+public enum SyncActivity: String, Sendable, Hashable {
+    /// Sync never started (no listen, no connect), or it stopped.
+    case stopped
+    /// Sync runs but no peer is connected: writes wait, and dialled peers are redialled.
+    case offline
+    /// A dialled peer is being reached for the first time.
+    case connecting
+    /// Connected, and every connected peer holds every op this replica holds.
+    case idle
+    /// Connected, and some connected peer still lacks ops this replica holds (they are on their way).
+    case busy
 }

@@ -34,52 +34,10 @@ extension Replica: SyncTarget {
     }
 
     func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void) -> ChangeListenerToken {
-        let waiter = _DurableWaiter(replica: self, listener: listener)
-        return addChangeListener { _ in waiter.changed() }
-    }
-}
-
-/// Calls a listener once the changes seen so far are durable: one flush in flight at a time, and changes
-/// made during a flush make it go round once more.
-final class _DurableWaiter: @unchecked Sendable {
-    private let lock = NSLock()
-    private weak var replica: Replica?
-    private let listener: @Sendable () -> Void
-    private var flushing = false
-    private var dirty = false
-
-    init(replica: Replica, listener: @escaping @Sendable () -> Void) {
-        self.replica = replica
-        self.listener = listener
-    }
-
-    func changed() {
-        let start = lock.withLock { () -> Bool in
-            dirty = true
-            guard !flushing else { return false }
-            flushing = true
-            return true
-        }
-        guard start else { return }
-        Task { await self.flushLoop() }
-    }
-
-    private func flushLoop() async {
-        while lock.withLock({ () -> Bool in
-            guard dirty else {
-                flushing = false
-                return false
-            }
-            dirty = false
-            return true
-        }) {
-            guard let replica, !replica.isShutDown else {
-                lock.withLock { flushing = false }
-                return
-            }
-            try? await replica.flush()
-            listener()
-        }
+        // The group committer's own signal: each move of the durable frontier, the moment it moves. (It
+        // went through the app's change events before, then a flush: a merged op that changed no value,
+        // a rejected transaction, waited for the next keep-alive to be acked.)
+        committer.addDurableListener(listener)
     }
 }
 

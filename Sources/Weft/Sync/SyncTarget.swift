@@ -46,6 +46,12 @@ protocol SyncTarget: AnyObject, Sendable {
     /// replica is known to hold. The target derives a stamp frontier from them (see `Replica`).
     func markStable(covering vector: VersionVector, known: VersionVector)
 
+    /// The part of `vector` (a stable frontier given to ``markStable(covering:known:)``) whose every op
+    /// lies under the target's stamp frontier: what acks announce as stable. A frontier announced whole
+    /// let a leaf call an op stable, and a transaction final, before an earlier-stamped op that a member
+    /// had acked to the hub (and that neither the leaf nor the hub's acks showed yet) arrived.
+    func announceableStable(_ vector: VersionVector) -> VersionVector
+
     /// The members stored by ``persistMembers(_:)``, read when a driver starts: after a restart, a member
     /// that holds no ops of its own still holds the stable frontier back until it acks again.
     var persistedMembers: [ReplicaID] { get }
@@ -98,6 +104,9 @@ extension SyncTarget {
 
     /// Ignores stability (a target that never compacts).
     func markStable(covering vector: VersionVector, known: VersionVector) {}
+
+    /// All of it (a target without stamp frontier).
+    func announceableStable(_ vector: VersionVector) -> VersionVector { vector }
 
     /// No members kept (a target that does not persist its membership).
     var persistedMembers: [ReplicaID] { [] }

@@ -6,7 +6,8 @@ import WeftSync
 
 /// `weft bench sync`: two SQLite replicas in one process, over loopback TCP. One holds `ops` local writes;
 /// the other dials it and the figure is how fast they become durable on the far side. The baseline is the
-/// rate of the same writes made durable locally, measured in the same run.
+/// rate of the same writes made durable locally, measured in the same run. ``StableBench`` adds the time of
+/// a leaf's write to stable in a hub and two leaves.
 enum SyncBench {
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -63,7 +64,8 @@ enum SyncBench {
         await sink.shutdown()
         await source.shutdown()
         let count = Double(ops)
-        return [
+        let toStable = try await StableBench.run(progress: progress)
+        return toStable + [
             Measurement(
                 suite: "sync", name: "replica → replica over loopback, durable", value: count / syncSeconds,
                 unit: "ops/s", baseline: count / writeSeconds),
