@@ -155,6 +155,7 @@ extension Replica {
             if let region = regions.claim(change.path, base: engine.base) { preserves.append(region) }
         }
         let clockTime = clock.lastTime
+        let indexWrites = queryIndexes.follow(report.changes) { engine.value(at: $0) }
         committer.enqueue { pending in
             for record in records { pending.append(record: record) }
             for region in preserves { pending.append(preserve: region) }
@@ -167,6 +168,7 @@ extension Replica {
                     treeWrite: StoreBatch.TreeWrite(path: change.path, value: change.new, replacesScalar: oneRow))
             }
             for statusChange in statusChanges { pending.append(statusChange: statusChange) }
+            for write in indexWrites { pending.append(indexWrite: write) }
             pending.closeEntry(clockTime: clockTime)
         }
         if !report.changes.isEmpty || !report.outcomes.isEmpty {

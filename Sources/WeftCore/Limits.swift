@@ -65,6 +65,11 @@ public enum CoreLimits {
     public static let queryPredicateDepthMax = 32
     /// Most values an `in` predicate lists.
     public static let queryInValuesMax = 1_024
+    /// Most entries in one chunk of a query index: an update moves at most this many entries, and a reader's
+    /// copy of the index shares every chunk a later write does not touch.
+    public static let queryIndexChunkEntriesMax = 512
+    /// Children an index build reads between two reports of its progress.
+    public static let queryIndexProgressStep = 65_536
     /// Largest encoded query, in bytes (its bounds and comparands are scalars: strings are the bulk).
     public static let queryBytesMax = 1024 * 1024
 }

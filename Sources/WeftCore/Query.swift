@@ -276,6 +276,20 @@ public struct Query: Sendable, Hashable, CustomStringConvertible {
         return query
     }
 
+    /// The query whose result holds this one's and the children its offset skips: no offset, and the limit
+    /// raised by the offset. A live query keeps its result to know which changes can reach the window.
+    public var covering: Query {
+        var query = self
+        query.offset = 0
+        query.isOffsetExplicit = false
+        switch limit {
+        case .first(let count)?: query.limit = .first(count.addingReportingOverflow(offset).overflow ? .max : count + offset)
+        case .last(let count)?: query.limit = .last(count.addingReportingOverflow(offset).overflow ? .max : count + offset)
+        case nil: break
+        }
+        return query
+    }
+
     public var description: String {
         var parts = ["query \(path) \(ordering)"]
         if let start { parts.append("from \(start.value.jsonString())\(start.key.map { " key \($0)" } ?? "")") }

@@ -56,8 +56,12 @@ public enum QueryWorkload {
         return .object(normalizing: children)
     }
 
-    /// A valid query of the node at `path`, with any ordering, bounds, predicate and window.
-    public static func query(path: Path, rng: inout SeededGenerator) -> Query {
+    /// A valid query of the node at `path`, with any ordering, bounds, predicate and window, reading
+    /// `fields` and comparing with `values` (or the scalars of ``scalar(rng:)`` when empty).
+    public static func query(
+        path: Path, fields: [QueryField] = fields, values: [Value] = [], rng: inout SeededGenerator
+    ) -> Query {
+        let pool = Pool(fields: fields, values: values)
         // Each part is built from what the builders accept, so no call below can throw; a failure would
         // be a bug in the builders, reported as a crash of the test that drew it.
         var query = Query(path: path)
@@ -67,13 +71,17 @@ public enum QueryWorkload {
             case 0: break
             case 1: query = try query.orderedByKey()
             case 2: query = try query.orderedByValue()
-            default: query = try query.orderedByChild(fields[Int(rng.below(UInt64(fields.count)))])
+            default: query = try query.orderedByChild(pool.field(rng: &rng))
             }
             let boundRoll = rng.below(5)
-            if boundRoll == 1 || boundRoll == 3 { query = try query.starting(at: bound(query, rng: &rng), key: tie(query, rng: &rng)) }
-            if boundRoll == 2 || boundRoll == 3 { query = try query.ending(at: bound(query, rng: &rng), key: tie(query, rng: &rng)) }
-            if boundRoll == 4 { query = try query.equal(to: bound(query, rng: &rng), key: tie(query, rng: &rng)) }
-            if rng.below(2) == 0 { query = try query.where(predicate(depth: 0, rng: &rng)) }
+            if boundRoll == 1 || boundRoll == 3 {
+                query = try query.starting(at: bound(query, pool, rng: &rng), key: tie(query, rng: &rng))
+            }
+            if boundRoll == 2 || boundRoll == 3 {
+                query = try query.ending(at: bound(query, pool, rng: &rng), key: tie(query, rng: &rng))
+            }
+            if boundRoll == 4 { query = try query.equal(to: bound(query, pool, rng: &rng), key: tie(query, rng: &rng)) }
+            if rng.below(2) == 0 { query = try query.where(predicate(depth: 0, pool, rng: &rng)) }
             switch rng.below(4) {
             case 0: query = try query.limit(toFirst: 1 + Int(rng.below(6)))
             case 1: query = try query.limit(toLast: 1 + Int(rng.below(6)))
@@ -86,11 +94,20 @@ public enum QueryWorkload {
         return query
     }
 
-    private static func bound(_ query: Query, rng: inout SeededGenerator) -> Value {
-        guard query.ordering == .key else {
-            let value = scalar(rng: &rng)
-            return value
+    /// The fields and values a drawn query reads and compares with.
+    struct Pool {
+        let fields: [QueryField]
+        let values: [Value]
+
+        func field(rng: inout SeededGenerator) -> QueryField { fields[Int(rng.below(UInt64(fields.count)))] }
+
+        func value(rng: inout SeededGenerator) -> Value {
+            values.isEmpty ? QueryWorkload.scalar(rng: &rng) : values[Int(rng.below(UInt64(values.count)))]
         }
+    }
+
+    private static func bound(_ query: Query, _ pool: Pool, rng: inout SeededGenerator) -> Value {
+        guard query.ordering == .key else { return pool.value(rng: &rng) }
         return .string(key(rng: &rng).text)
     }
 
@@ -101,19 +118,23 @@ public enum QueryWorkload {
 
     /// A random predicate over ``fields``.
     public static func predicate(depth: Int, rng: inout SeededGenerator) -> QueryPredicate {
-        let field = fields[Int(rng.below(UInt64(fields.count)))]
+        predicate(depth: depth, Pool(fields: fields, values: []), rng: &rng)
+    }
+
+    static func predicate(depth: Int, _ pool: Pool, rng: inout SeededGenerator) -> QueryPredicate {
+        let field = pool.field(rng: &rng)
         let roll = depth >= 3 ? rng.below(3) : rng.below(6)
         switch roll {
         case 0:
             var comparison = QueryComparison.allCases[Int(rng.below(6))]
-            let value = scalar(rng: &rng)
+            let value = pool.value(rng: &rng)
             if value.isNull { comparison = rng.below(2) == 0 ? .equal : .notEqual }
             return .compare(field, comparison, value)
-        case 1: return .isIn(field, (0...rng.below(3)).map { _ in scalar(rng: &rng) })
+        case 1: return .isIn(field, (0...rng.below(3)).map { _ in pool.value(rng: &rng) })
         case 2: return .exists(field)
-        case 3: return .and(predicate(depth: depth + 1, rng: &rng), predicate(depth: depth + 1, rng: &rng))
-        case 4: return .or(predicate(depth: depth + 1, rng: &rng), predicate(depth: depth + 1, rng: &rng))
-        default: return .not(predicate(depth: depth + 1, rng: &rng))
+        case 3: return .and(predicate(depth: depth + 1, pool, rng: &rng), predicate(depth: depth + 1, pool, rng: &rng))
+        case 4: return .or(predicate(depth: depth + 1, pool, rng: &rng), predicate(depth: depth + 1, pool, rng: &rng))
+        default: return .not(predicate(depth: depth + 1, pool, rng: &rng))
         }
     }
 }
