@@ -131,21 +131,21 @@ struct QueryPublisher: Publisher {
     let query: DataQuery
 
     func receive<S: Subscriber>(subscriber: S) where S.Input == QueryEvent, S.Failure == Never {
-        let subscription = Inner(feed: QueryFeed(query: query), subscriber: subscriber)
+        let subscription = Inner(feed: QueryFeed(query: query), subscriber: AnySubscriber(subscriber))
         subscriber.receive(subscription: subscription)
         subscription.begin()
     }
 
-    final class Inner<S: Subscriber>: Subscription, @unchecked Sendable
-    where S.Input == QueryEvent, S.Failure == Never {
+    /// Not generic over the subscriber (it holds it type-erased), so its closures capture no metatype.
+    final class Inner: Subscription, @unchecked Sendable {
         // Sendable: mutable fields are guarded by `lock`; deliveries run on `queue`, one at a time.
         private let lock = NSLock()
         private let queue = DispatchQueue(label: "weft.query.publisher")
         private let feed: QueryFeed
-        private var subscriber: S?
+        private var subscriber: AnySubscriber<QueryEvent, Never>?
         private var demand = Subscribers.Demand.none
 
-        init(feed: QueryFeed, subscriber: S) {
+        init(feed: QueryFeed, subscriber: AnySubscriber<QueryEvent, Never>) {
             self.feed = feed
             self.subscriber = subscriber
         }
@@ -166,7 +166,9 @@ struct QueryPublisher: Publisher {
 
         private func deliver() {
             while true {
-                let (subscriber, hasDemand): (S?, Bool) = lock.withLock { (self.subscriber, demand > 0) }
+                let (subscriber, hasDemand): (AnySubscriber<QueryEvent, Never>?, Bool) = lock.withLock {
+                    (self.subscriber, demand > 0)
+                }
                 guard let subscriber else { return }
                 if hasDemand, case (let event?, _) = feed.take() {
                     let more = subscriber.receive(event)
