@@ -41,6 +41,7 @@ struct CommitEntry: Sendable {
     var frontier: Stamp?
     /// The touches of the ops the compaction folded (compaction only), kept for the next open.
     var compactedTouches: [CompactedTouch] = []
+    var indexWrites: [StoreBatch.IndexWrite] = []
     /// Own ops stamped again, each replacing the op held under its sequence (an installed snapshot).
     var replacedOps: [OpRecord] = []
     /// Ops this entry makes durable without records of their own (a snapshot's folded ops): the

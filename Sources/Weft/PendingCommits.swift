@@ -19,6 +19,7 @@ struct PendingCommits: Sendable {
         var preserves: Int
         var treeWrites: Int
         var statusChanges: Int
+        var indexWrites: Int
         var clockTime: UInt64
     }
 
@@ -42,11 +43,12 @@ struct PendingCommits: Sendable {
         /// cache), for ``PendingCommits/liveWrites(_:hashes:)``.
         var treeWriteHashes: [Int] = []
         var statusChanges: [StoreBatch.StatusChange] = []
+        var indexWrites: [StoreBatch.IndexWrite] = []
         var ends: [End] = []
         /// The entry of an isolated segment (a compaction): it is the segment's only entry.
         var isolated: CommitEntry?
 
-        static let noEnd = End(records: 0, preserves: 0, treeWrites: 0, statusChanges: 0, clockTime: 0)
+        static let noEnd = End(records: 0, preserves: 0, treeWrites: 0, statusChanges: 0, indexWrites: 0, clockTime: 0)
 
         /// Moves the rows of the entry not yet closed (those after the last end) into a new segment.
         mutating func splitOpenEntry() -> Segment {
@@ -57,11 +59,13 @@ struct PendingCommits: Sendable {
             moved.treeWrites = Array(treeWrites[from.treeWrites...])
             moved.treeWriteHashes = Array(treeWriteHashes[from.treeWrites...])
             moved.statusChanges = Array(statusChanges[from.statusChanges...])
+            moved.indexWrites = Array(indexWrites[from.indexWrites...])
             records.removeSubrange(from.records...)
             preserves.removeSubrange(from.preserves...)
             treeWrites.removeSubrange(from.treeWrites...)
             treeWriteHashes.removeSubrange(from.treeWrites...)
             statusChanges.removeSubrange(from.statusChanges...)
+            indexWrites.removeSubrange(from.indexWrites...)
             return moved
         }
     }
@@ -92,6 +96,7 @@ struct PendingCommits: Sendable {
         segments[last].treeWrites += entry.treeWrites
         segments[last].treeWriteHashes += entry.treeWrites.map(\.path.hashValue)
         segments[last].statusChanges += entry.statusChanges
+        segments[last].indexWrites += entry.indexWrites
         if entry.isIsolated { segments[last].isolated = entry }
         closeEntry(clockTime: entry.clockTime)
     }
@@ -105,6 +110,7 @@ struct PendingCommits: Sendable {
         segments[last].treeWriteHashes.append(treeWrite.path.hashValue)
     }
     mutating func append(statusChange: StoreBatch.StatusChange) { segments[last].statusChanges.append(statusChange) }
+    mutating func append(indexWrite: StoreBatch.IndexWrite) { segments[last].indexWrites.append(indexWrite) }
 
     /// Ends the entry whose rows were appended since the last one ended. An entry that would take its
     /// segment past `opsMax` starts a segment of its own; a segment that is full, or isolated, takes no
@@ -123,7 +129,7 @@ struct PendingCommits: Sendable {
             End(
                 records: segment.records.count, preserves: segment.preserves.count,
                 treeWrites: segment.treeWrites.count, statusChanges: segment.statusChanges.count,
-                clockTime: clockTime))
+                indexWrites: segment.indexWrites.count, clockTime: clockTime))
         entryCount += 1
         opCount += entryOps
         if segments[last].isolated != nil || segments[last].records.count >= opsMax { segments.append(Segment()) }
@@ -140,6 +146,7 @@ struct PendingCommits: Sendable {
             batch.basePreserves = segment.preserves
             batch.treeWrites = Self.liveWrites(segment.treeWrites[...], hashes: segment.treeWriteHashes[...])
             batch.statusChanges = segment.statusChanges
+            batch.indexWrites = segment.indexWrites
             batch.clockTime = end.clockTime
             var maintenance: CommitEntry.Maintenance?
             var durableVector: VersionVector?

@@ -18,6 +18,7 @@ extension Replica {
         var ownSequenceMax: UInt64
         /// The tree as stored, when the load read it (no override covers the root).
         var tree: Value?
+        var queryIndexes: [(StoredQueryIndex, [QueryIndexEntry])] = []
     }
 
     /// Starts the background load.
@@ -106,7 +107,8 @@ extension Replica {
         let touches = frontier == nil ? [] : try store.compactedTouches()
         return Loaded(
             base: base, ops: ops, frontier: frontier, baseVector: baseVector, compactedTouches: touches,
-            overridePaths: overrides.map(\.path), ownSequenceMax: ownSequenceMax, tree: tree)
+            overridePaths: overrides.map(\.path), ownSequenceMax: ownSequenceMax, tree: tree,
+            queryIndexes: try readQueryIndexes())
     }
 
     /// The stored tree, when the loaded state may differ from it: a call that waited for a function
@@ -140,6 +142,12 @@ extension Replica {
         committer.setDurable(engine.versionVector)
         self.engine = engine
         phase = .ready
+        let indexWrites = queryIndexes.load(loaded.queryIndexes) { engine.value(at: $0) }
+        if !indexWrites.isEmpty {
+            var entry = CommitEntry(clockTime: clock.lastTime)
+            entry.indexWrites = indexWrites
+            committer.enqueue(entry)
+        }
         if let stored, stored != engine.state {
             // The changes go to the file too, which then holds the loaded state.
             var report = ApplyReport()

@@ -159,6 +159,7 @@ extension Replica {
             if let region = regions.claim(change.path, base: engine.base) { preserves.append(region) }
         }
         let clockTime = clock.lastTime
+        let indexWrites = queryIndexes.follow(report.changes) { engine.value(at: $0) }
         // Ops merged from a peer commit at once: the peer waits for them to be durable here (its acks,
         // and the stability of its writes, follow); local writes wait a little to share a commit.
         committer.enqueue(urgent: !isLocalPending && !records.isEmpty) { pending in
@@ -173,6 +174,7 @@ extension Replica {
                     treeWrite: StoreBatch.TreeWrite(path: change.path, value: change.new, replacesScalar: oneRow))
             }
             for statusChange in statusChanges { pending.append(statusChange: statusChange) }
+            for write in indexWrites { pending.append(indexWrite: write) }
             pending.closeEntry(clockTime: clockTime)
         }
         if !report.changes.isEmpty || !report.outcomes.isEmpty {

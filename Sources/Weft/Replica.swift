@@ -85,6 +85,8 @@ public final class Replica: @unchecked Sendable {
     var compactionCap = CompactionCap.unlimited
     /// Called after each compaction (sync announces the new compaction stamp).
     var compactionListeners: [@Sendable (Stamp) -> Void] = []
+    /// The query indexes, kept in step with the engine's state by ``record(_:records:isLocalPending:engine:)``.
+    var queryIndexes = QueryIndexBook()
 
     // MARK: - Opening
 

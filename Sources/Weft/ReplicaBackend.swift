@@ -10,6 +10,8 @@ protocol ReplicaBackend: AnyObject, Sendable {
     func value(at path: Path) -> Value
     /// The whole current state, as a consistent snapshot (copy-on-write: cheap to take).
     func snapshot() -> Value
+    /// The state and the query indexes, together, for queries (see `QueryView`).
+    func queryView() -> QueryView
     /// The error that ended the load from the store; nil while loading and once loaded.
     var loadFailure: WeftError? { get }
     /// What this replica has applied (``MergeEngine/versionVector``).

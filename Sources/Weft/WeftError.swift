@@ -17,6 +17,7 @@ public struct WeftError: Error, Sendable, Hashable, CustomStringConvertible {
         case transactionAborted, retriesExhausted, rejected
         case sync, authentication, protocolMismatch, timeout
         case unknownFunction
+        case invalidQuery
     }
 
     /// The kind of failure.

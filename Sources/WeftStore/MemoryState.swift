@@ -40,6 +40,9 @@ struct MemoryState: Sendable {
     var members: [ReplicaID] = []
     /// Touches of compacted ops: per (path, origin), the greatest sequence.
     var touches: [CompactedTouchSlot: UInt64] = [:]
+    /// Query indexes by id, and each one's entries (the ordering value of each child key).
+    var queryIndexes: [Int64: StoredQueryIndex] = [:]
+    var queryIndexEntries: [Int64: [Key: Value]] = [:]
     /// Size model (see ``TreeRows/bytes(of:textBytes:)``), kept up to date by every write.
     var opBytes = 0
     var treeBytes = 0
@@ -162,6 +165,27 @@ struct MemoryState: Sendable {
             touches[slot] = max(touches[slot] ?? 0, touch.sequence)
         }
         if let frontier = batch.frontier, marks.frontier.map({ frontier > $0 }) ?? true { compact(through: frontier) }
+        for write in batch.indexWrites { apply(write) }
+    }
+
+    private mutating func apply(_ write: StoreBatch.IndexWrite) {
+        switch write {
+        case .define(let index):
+            queryIndexes[index.id] = index
+            queryIndexEntries[index.id] = [:]
+        case .drop(let id):
+            queryIndexes.removeValue(forKey: id)
+            queryIndexEntries.removeValue(forKey: id)
+        case let .insert(id, entry): queryIndexEntries[id]?[entry.key] = entry.value
+        case let .delete(id, entry):
+            if queryIndexEntries[id]?[entry.key] == entry.value { queryIndexEntries[id]?.removeValue(forKey: entry.key) }
+        }
+    }
+
+    /// The entries of a query index, in order.
+    func sortedQueryIndexEntries(of id: Int64) -> [QueryIndexEntry] {
+        (queryIndexEntries[id] ?? [:]).map { QueryIndexEntry(value: $0.value, key: $0.key) }
+            .sorted(by: QueryIndexEntry.precedes)
     }
 
     /// Adds an op (a batch that passed the check holds no other op in its slot); an op held already

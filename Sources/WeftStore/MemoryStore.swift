@@ -269,6 +269,14 @@ public final class MemoryStore: Store, @unchecked Sendable {
 
     public func compactedTouches() throws -> [CompactedTouch] { try locked { current.sortedTouches } }
 
+    public func queryIndexes() throws -> [StoredQueryIndex] {
+        try locked { current.queryIndexes.values.sorted { $0.id < $1.id } }
+    }
+
+    public func queryIndexEntries(of id: Int64) throws -> [QueryIndexEntry] {
+        try locked { current.sortedQueryIndexEntries(of: id) }
+    }
+
     public func requireOriginal() throws {
         try locked {
             if case .copied(let reason) = instanceLocked { throw StoreError.copiedDatabase(path: name, reason: reason) }

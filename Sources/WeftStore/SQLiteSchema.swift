@@ -19,13 +19,17 @@ import GRDB
 /// -- (v2) Which origins touched which paths through ops compaction folded into the base: per anchor
 /// -- path and origin, the greatest sequence. The transaction rule needs them after a reopen.
 /// CREATE TABLE compacted_touch (path TEXT, origin INTEGER, sequence INTEGER, PRIMARY KEY (path, origin)) WITHOUT ROWID
+/// -- (v4) Query indexes: each one's collection and field, and its entries keyed by their sort key (whose
+/// -- byte order is the index's order), so that an index reads back in order and a reopen does not rebuild it.
+/// CREATE TABLE query_index (id INTEGER PRIMARY KEY, collection TEXT, field TEXT)
+/// CREATE TABLE query_index_entry (index_id INTEGER, sort BLOB, key TEXT, value BLOB, PRIMARY KEY (index_id, sort)) WITHOUT ROWID
 /// ```
 ///
 /// 64-bit unsigned values (replica ids, clock times, inodes) are stored as the signed integer with the
 /// same bits.
 enum SQLiteSchema {
     /// The schema version this code writes (`PRAGMA user_version`).
-    static let version = 3
+    static let version = 4
     /// `PRAGMA application_id` of every Weft database: "Weft" in ASCII.
     static let applicationID: Int32 = 0x5765_6674
 
@@ -90,6 +94,24 @@ enum SQLiteSchema {
                     DROP TABLE op;
                     ALTER TABLE op_v3 RENAME TO op;
                     PRAGMA user_version = 3;
+                    """)
+        }
+        migrator.registerMigration("v4") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE query_index (
+                        id INTEGER NOT NULL PRIMARY KEY,
+                        collection TEXT NOT NULL,
+                        field TEXT NOT NULL
+                    );
+                    CREATE TABLE query_index_entry (
+                        index_id INTEGER NOT NULL,
+                        sort BLOB NOT NULL,
+                        key TEXT NOT NULL,
+                        value BLOB NOT NULL,
+                        PRIMARY KEY (index_id, sort)
+                    ) WITHOUT ROWID;
+                    PRAGMA user_version = 4;
                     """)
         }
         return migrator
@@ -174,5 +196,15 @@ enum SQLiteSchema {
                 ELSE sequence
             END
         """
+    static let insertQueryIndex = "INSERT INTO query_index (id, collection, field) VALUES (?, ?, ?)"
+    static let deleteQueryIndex = "DELETE FROM query_index WHERE id = ?"
+    static let deleteQueryIndexEntries = "DELETE FROM query_index_entry WHERE index_id = ?"
+    static let upsertQueryIndexEntry = """
+        INSERT INTO query_index_entry (index_id, sort, key, value) VALUES (?, ?, ?, ?)
+            ON CONFLICT (index_id, sort) DO UPDATE SET key = excluded.key, value = excluded.value
+        """
+    static let deleteQueryIndexEntry = "DELETE FROM query_index_entry WHERE index_id = ? AND sort = ?"
+    static let selectQueryIndexes = "SELECT id, collection, field FROM query_index ORDER BY id"
+    static let selectQueryIndexEntries = "SELECT key, value FROM query_index_entry WHERE index_id = ? ORDER BY sort"
     static let selectTouches = "SELECT path, origin, sequence FROM compacted_touch ORDER BY path, origin"
 }

@@ -68,6 +68,7 @@ extension SQLiteStore {
         try writeStatuses(batch.statusChanges, to: db)
         try writePeers(batch, to: db)
         try writeTouches(batch.compactedTouches, to: db)
+        try writeIndexes(batch.indexWrites, to: db)
 
         let before = (clockTime, marks)
         marks.apply(batch.statusChanges)

@@ -108,6 +108,12 @@ public protocol Store: AnyObject, Sendable {
     /// - Throws: ``StoreError/corrupt(path:reason:)`` and I/O errors.
     func compactedTouches() throws -> [CompactedTouch]
 
+    /// The query indexes defined (see ``StoreBatch/IndexWrite``), by id.
+    func queryIndexes() throws -> [StoredQueryIndex]
+
+    /// The entries of one query index, in order (empty for an id not defined).
+    func queryIndexEntries(of id: Int64) throws -> [QueryIndexEntry]
+
     /// Throws unless the database is the original of its identity. Call it before syncing.
     /// - Throws: ``StoreError/copiedDatabase(path:reason:)``.
     func requireOriginal() throws

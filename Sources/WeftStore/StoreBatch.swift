@@ -97,6 +97,8 @@ public struct StoreBatch: Sendable, Hashable {
     /// replica that reopens the store passes ``Store/compactedTouches()`` to its merge engine, so that
     /// the transaction rule still counts ops no longer in the log.
     public var compactedTouches: [CompactedTouch] = []
+    /// Changes to the query indexes, applied in order after the tree writes (see ``IndexWrite``).
+    public var indexWrites: [IndexWrite] = []
 
     /// An empty batch.
     public init() {}
@@ -105,7 +107,7 @@ public struct StoreBatch: Sendable, Hashable {
     public var isEmpty: Bool {
         basePreserves.isEmpty && ops.isEmpty && replacedOps.isEmpty && treeWrites.isEmpty && baseWrites.isEmpty
             && statusChanges.isEmpty && clockTime == nil && peerVectors.isEmpty && members == nil && frontier == nil
-            && compactedTouches.isEmpty
+            && compactedTouches.isEmpty && indexWrites.isEmpty
     }
 }
 

@@ -9,7 +9,7 @@ struct BenchCommand: AsyncParsableCommand {
     )
 
     enum Suite: String, ExpressibleByArgument, CaseIterable {
-        case merge, write, open, sync, heal, all
+        case merge, write, open, sync, heal, query, all
     }
 
     @Argument(help: "Suite to run: \(Suite.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -32,6 +32,9 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(help: "heal: ops each replica writes apart.")
     var healOps: Int = 10_000
+
+    @Option(help: "query: number of children (of 5 fields each) in the collection queried.")
+    var children: Int = 1_000_000
 
     @Option(help: "Seed of the generated workload.")
     var seed: UInt64 = 1
@@ -60,6 +63,7 @@ struct BenchCommand: AsyncParsableCommand {
         guard ops > 0, writeOps > 0, syncedOps > 0 else { throw ValidationError("counts must be positive") }
         guard users >= 10 else { throw ValidationError("--users must be at least 10") }
         guard healReplicas >= 1, healOps >= 1 else { throw ValidationError("heal counts must be positive") }
+        guard children >= 100 else { throw ValidationError("--children must be at least 100") }
         guard replicas >= 1 else { throw ValidationError("--replicas must be at least 1") }
         guard !(fullShuffle && stampOrder) else {
             throw ValidationError("--full-shuffle and --stamp-order are two arrival orders: choose one")
@@ -87,6 +91,9 @@ struct BenchCommand: AsyncParsableCommand {
         if suite == .heal || suite == .all {
             let options = HealBench.Options(replicas: healReplicas, opsPerReplica: healOps, seed: seed)
             measurements += try await HealBench.run(options, progress: progress)
+        }
+        if suite == .query || suite == .all {
+            measurements += try await QueryBench.run(QueryBench.Options(children: children, seed: seed), progress: progress)
         }
         print(json ? try MeasurementPrinter.json(measurements) : MeasurementPrinter.table(measurements))
     }

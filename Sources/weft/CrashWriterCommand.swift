@@ -26,6 +26,9 @@ struct CrashWriterCommand: AsyncParsableCommand {
     @Option(help: "Stop after this many ops (0: never).")
     var opsMax: Int = 0
 
+    @Option(help: "Define an index before writing, as collection:field (repeatable).")
+    var index: [String] = []
+
     func run() async throws {
         var options = ReplicaOptions()
         options.durability = durability == "full" ? .full : .normal
@@ -33,6 +36,12 @@ struct CrashWriterCommand: AsyncParsableCommand {
         options.groupCommitDelayMilliseconds = 0
         let replica = try Replica.open(at: db, options: options)
         try await replica.waitUntilLoaded()
+        for definition in index {
+            let parts = definition.split(separator: ":", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { throw ValidationError("--index takes collection:field, not \(definition)") }
+            try replica.defineIndex(on: parts[0], orderedBy: parts[1])
+        }
+        if !index.isEmpty { try await replica.flush() }
         let output = FileHandle.standardOutput
         output.write(Data("ready \(ProcessInfo.processInfo.processIdentifier)\n".utf8))
         var generator = SeededGenerator(seed: seed)

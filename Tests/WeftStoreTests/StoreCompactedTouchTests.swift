@@ -118,7 +118,7 @@ import WeftCore
 /// A database made by the previous schema version opens, migrates, and keeps what it held.
 @Suite struct SQLiteStoreMigrationTests {
     /// Turns a current database back into the v1 schema: v2 added the table of touches, v3 keyed the
-    /// op log by origin and sequence instead of by stamp.
+    /// op log by origin and sequence instead of by stamp, v4 added the query index tables.
     private static func downgradeToVersion1(_ path: String) throws {
         let queue = try DatabaseQueue(path: path)
         try queue.writeWithoutTransaction { db in
@@ -136,7 +136,9 @@ import WeftCore
                     ALTER TABLE op_v1 RENAME TO op;
                     CREATE UNIQUE INDEX op_by_origin ON op (origin, sequence);
                     DROP TABLE compacted_touch;
-                    DELETE FROM grdb_migrations WHERE identifier IN ('v2', 'v3');
+                    DROP TABLE query_index;
+                    DROP TABLE query_index_entry;
+                    DELETE FROM grdb_migrations WHERE identifier IN ('v2', 'v3', 'v4');
                     PRAGMA user_version = 1;
                     """)
         }

@@ -106,9 +106,10 @@ final class CrashChild: @unchecked Sendable {
     /// Signalled when the reader has met the end of the child's output.
     private let outputEnded = DispatchSemaphore(value: 0)
 
-    init(writer: URL, path: String, durability: Durability, seed: UInt64) throws {
+    init(writer: URL, path: String, durability: Durability, seed: UInt64, arguments: [String] = []) throws {
         process.executableURL = writer
-        process.arguments = ["_crash-writer", "--db", path, "--durability", "\(durability)", "--seed", "\(seed)"]
+        process.arguments =
+            ["_crash-writer", "--db", path, "--durability", "\(durability)", "--seed", "\(seed)"] + arguments
         process.standardOutput = output
         process.standardError = errors
         try process.run()

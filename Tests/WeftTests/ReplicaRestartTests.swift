@@ -332,6 +332,8 @@ final class FailingStore: Store, @unchecked Sendable {
     func peerVectors() throws -> [ReplicaID: VersionVector] { try gated.peerVectors() }
     func members() throws -> [ReplicaID] { try gated.members() }
     func compactedTouches() throws -> [CompactedTouch] { try gated.compactedTouches() }
+    func queryIndexes() throws -> [StoredQueryIndex] { try gated.queryIndexes() }
+    func queryIndexEntries(of id: Int64) throws -> [QueryIndexEntry] { try gated.queryIndexEntries(of: id) }
     func requireOriginal() throws { try gated.requireOriginal() }
     func reidentify(newID: ReplicaID) throws { try gated.reidentify(newID: newID) }
     func checkpoint() throws { try gated.checkpoint() }

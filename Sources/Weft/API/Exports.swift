@@ -7,12 +7,26 @@
 @_exported import enum WeftCore.Outcome
 @_exported import struct WeftCore.Change
 @_exported import struct WeftCore.Key
+@_exported import enum WeftCore.KeyOrder
 @_exported import struct WeftCore.Path
 @_exported import struct WeftCore.VersionVector
 @_exported import struct WeftCore.StateDigest
 @_exported import struct WeftCore.FunctionRegistry
 @_exported import struct WeftCore.MergeStatistics
 @_exported import struct WeftCore.MergeChild
+@_exported import struct WeftCore.Query
+@_exported import struct WeftCore.QueryField
+@_exported import enum WeftCore.QueryPredicate
+@_exported import enum WeftCore.QueryComparison
+@_exported import enum WeftCore.QueryOrdering
+@_exported import struct WeftCore.QueryBound
+@_exported import enum WeftCore.QueryLimit
+@_exported import enum WeftCore.QueryError
+@_exported import struct WeftCore.QueryRow
+@_exported import struct WeftCore.QueryResult
+@_exported import struct WeftCore.QueryChangeSet
+@_exported import enum WeftCore.QueryPlan
+@_exported import enum WeftCore.ValueOrder
 
 // The WeftSync types in the signatures of `SyncDriver`, `SyncClient` and `ReplicaSyncOptions`, so that an
 // app embedding a daemon or talking to one needs no second import.

@@ -12,6 +12,8 @@ public struct SnapshotReader: Sendable {
     let access: ReplicaAccess
     /// The whole tree at the time of the snapshot (copy-on-write: taking it copies nothing).
     let tree: Value
+    /// The entries of the query indexes, taken with `tree`.
+    var indexes: [Path: [QueryIndexEntries]] = [:]
 
     /// The value of a node in the snapshot (null when absent).
     ///
@@ -69,6 +71,7 @@ public struct SnapshotReader: Sendable {
 extension ReplicaAccess {
     /// Runs `body` with a reader of one consistent snapshot; see `Replica.readSnapshot`.
     func readSnapshot<T>(_ body: (SnapshotReader) throws -> T) rethrows -> T {
-        try body(SnapshotReader(access: self, tree: backend.snapshot()))
+        let view = backend.queryView()
+        return try body(SnapshotReader(access: self, tree: view.tree, indexes: view.indexes))
     }
 }

@@ -151,6 +151,7 @@ extension Replica {
         entry.peerVectors = [replicaID: snapshot.frontier]
         entry.statusChanges = statusChanges
         entry.durableVector = snapshot.frontier
+        entry.indexWrites = queryIndexes.follow(change) { installed.value(at: $0) }
         committer.enqueue(entry)
 
         regions.removeAll()

@@ -79,6 +79,8 @@ final class GatedStore: Store, @unchecked Sendable {
     func peerVectors() throws -> [ReplicaID: VersionVector] { try inner.peerVectors() }
     func members() throws -> [ReplicaID] { try inner.members() }
     func compactedTouches() throws -> [CompactedTouch] { try inner.compactedTouches() }
+    func queryIndexes() throws -> [StoredQueryIndex] { try inner.queryIndexes() }
+    func queryIndexEntries(of id: Int64) throws -> [QueryIndexEntry] { try inner.queryIndexEntries(of: id) }
     func requireOriginal() throws { try inner.requireOriginal() }
     func reidentify(newID: ReplicaID) throws { try inner.reidentify(newID: newID) }
     func checkpoint() throws { try inner.checkpoint() }
