@@ -25,8 +25,10 @@ public final class SyncClient: @unchecked Sendable {
     private var connection: Connection?
     private var timers: [SyncTimer: TimerHandle] = [:]
     private var ready: CheckedContinuation<Result<Void, WeftError>, Never>?
-    private var pending: [UInt64: CheckedContinuation<Result<Value, WeftError>, Never>] = [:]
+    private var pending: [UInt64: CheckedContinuation<Result<ClientResult, WeftError>, Never>] = [:]
     private var eventHandlers: [UInt64: @Sendable (ClientEvent) -> Void] = [:]
+    /// Live queries by request id: the result last delivered, and who hears the next.
+    var liveQueries: [UInt64: LiveQuery] = [:]
     private var closedError: WeftError?
     private var closeWaiters: [CheckedContinuation<WeftError?, Never>] = []
     private var nextRequestID: UInt64 = 1
@@ -103,14 +105,19 @@ public final class SyncClient: @unchecked Sendable {
     ///   `authentication` for a path the token may not touch.
     @discardableResult
     public func request(_ command: ClientCommand) async throws(WeftError) -> Value {
-        try await send(command, onEvent: nil)
+        switch try await send(command, onEvent: nil) {
+        case .ok(let value): return value
+        // The rows of a query as an object: the order is lost, as a path read of them would lose it.
+        case .rows(let result): return result.value
+        case .failed(let error): throw Self.publicError(error)
+        }
     }
 
     /// Watches a path: `onEvent` receives its value now and after every change, until the connection closes.
     ///
     /// - Throws: what ``request(_:)`` throws.
     public func watch(_ path: Path, onEvent: @escaping @Sendable (Value) -> Void) async throws(WeftError) {
-        _ = try await send(.watch(path)) { onEvent($0.value) }
+        _ = try await send(.watch(path), onEvent: { onEvent($0.value) })
     }
 
     /// Waits until the connection closes; returns why (nil for a clean close).
@@ -152,11 +159,12 @@ public final class SyncClient: @unchecked Sendable {
             + UInt64(elapsed.components.attoseconds / 1_000_000_000_000_000)
     }
 
-    private func send(_ command: ClientCommand, onEvent: (@Sendable (ClientEvent) -> Void)?) async throws(WeftError)
-        -> Value
-    {
+    func send(
+        _ command: ClientCommand, onEvent: (@Sendable (ClientEvent) -> Void)?,
+        onOpen: (@Sendable (UInt64) -> Void)? = nil
+    ) async throws(WeftError) -> ClientResult {
         let result = await withCheckedContinuation {
-            (continuation: CheckedContinuation<Result<Value, WeftError>, Never>) in
+            (continuation: CheckedContinuation<Result<ClientResult, WeftError>, Never>) in
             do {
                 try loop.execute {
                     if let error = self.closedError { return continuation.resume(returning: .failure(error)) }
@@ -167,6 +175,7 @@ public final class SyncClient: @unchecked Sendable {
                             ClientRequest(id: id, command: command), now: self.now)
                         self.pending[id] = continuation
                         if let onEvent { self.eventHandlers[id] = onEvent }
+                        onOpen?(id)
                         self.perform(actions)
                     } catch {
                         continuation.resume(returning: .failure(WeftError(.sync, "\(error)")))
@@ -256,10 +265,12 @@ public final class SyncClient: @unchecked Sendable {
             case .deliverReply(let reply):
                 let continuation = pending.removeValue(forKey: reply.id)
                 switch reply.result {
-                case .ok(let value):
-                    continuation?.resume(returning: .success(value))
+                case .ok, .rows:
+                    liveQueryOpened(reply)
+                    continuation?.resume(returning: .success(reply.result))
                 case .failed(let error):
                     eventHandlers[reply.id] = nil
+                    liveQueries[reply.id] = nil
                     // A reply is the daemon's answer to this request, not an error of the session: it
                     // reads "requestFailed: …", which the command line maps to its own exit code.
                     var refusal = error
@@ -268,6 +279,12 @@ public final class SyncClient: @unchecked Sendable {
                 }
             case .deliverEvent(let event):
                 eventHandlers[event.watchID]?(event)
+            case .deliverQueryEvent(let event):
+                if let error = deliver(event) {
+                    finish(error)
+                    connection?.close()
+                    return
+                }
             case .close(let error):
                 if let error { finish(Self.publicError(error)) }
                 connection?.close()
@@ -285,7 +302,7 @@ public final class SyncClient: @unchecked Sendable {
         return WeftError(.sync, "\(address) is not a weft daemon: \(error)")
     }
 
-    private static func publicError(_ error: SyncError) -> WeftError {
+    static func publicError(_ error: SyncError) -> WeftError {
         switch error.code {
         case .authenticationFailed, .permissionDenied: return WeftError(.authentication, error.description)
         case .unsupportedVersion: return WeftError(.protocolMismatch, error.description)
@@ -294,7 +311,7 @@ public final class SyncClient: @unchecked Sendable {
     }
 
     /// Fails everything waiting: the handshake, pending requests, close waiters.
-    private func finish(_ error: WeftError) {
+    func finish(_ error: WeftError) {
         if closedError == nil { closedError = error }
         let reason = closedError ?? error
         for timer in timers.values { timer.cancel() }
@@ -306,6 +323,7 @@ public final class SyncClient: @unchecked Sendable {
         for continuation in pending.values { continuation.resume(returning: .failure(reason)) }
         pending = [:]
         eventHandlers = [:]
+        liveQueries = [:]
         for waiter in closeWaiters { waiter.resume(returning: reason) }
         closeWaiters = []
     }
