@@ -2,7 +2,9 @@ import Testing
 import WeftCore
 
 @Suite struct QueryPredicateParsingTests {
-    static func parse(_ text: String) throws -> QueryPredicate { try QueryPredicate(parsing: text) }
+    static func parse(_ text: String) throws(QueryExpressionError) -> QueryPredicate {
+        try QueryPredicate(parsing: text)
+    }
 
     @Test("each comparison parses with its JSON literal")
     func comparisonsParse() throws {
