@@ -153,7 +153,7 @@ extension Samples {
     @Test("live query events reach the client until it unwatches")
     func liveQueryEventsFlowUntilUnwatched() {
         var harness = SyncSessionClientTests().connectedClient()
-        let query = Query(path: Samples.path("/posts")).orderedByValue()
+        let query = try! Query(path: Samples.path("/posts")).orderedByValue()
         let send = { (harness: inout Harness, request: ClientRequest) in
             harness.perform(try! harness.endpoints[0].session.onClientRequest(request, now: harness.now), at: 0)
             harness.run()
