@@ -23,7 +23,7 @@ extension Simulation {
                 let slot = Connection.timerSlot(side: address.side, timer: timer)
                 connections[address.connection]?.timerGenerations[slot] += 1
             case .reportStatus(let status): note(status, at: address)
-            case .handleRequest, .deliverReply, .deliverEvent:
+            case .handleRequest, .deliverReply, .deliverEvent, .deliverQueryEvent:
                 fail(.unexpectedAction, replica(at: address), "a client message between two replicas: \(action)")
             case .close(let error): close(address, error: error)
             }

@@ -3,11 +3,11 @@ import WeftCore
 /// The payload layouts of the client messages (request, reply, event); see `Docs/PROTOCOL.md`.
 enum ClientCodec {
     enum CommandTag: UInt8 {
-        case get = 1, set, merge, push, increment, watch, unwatch, status
+        case get = 1, set, merge, push, increment, watch, unwatch, status, query, watchQuery
     }
 
     enum ResultTag: UInt8 {
-        case ok = 1, failed
+        case ok = 1, failed, rows
     }
 
     // MARK: - Requests
@@ -47,6 +47,12 @@ enum ClientCodec {
             writer.write(varint: watchID)
         case .status:
             writer.write(byte: CommandTag.status.rawValue)
+        case .query(let query):
+            writer.write(byte: CommandTag.query.rawValue)
+            QueryCodec.write(query, to: &writer)
+        case .watchQuery(let query):
+            writer.write(byte: CommandTag.watchQuery.rawValue)
+            QueryCodec.write(query, to: &writer)
         }
     }
 
@@ -64,6 +70,7 @@ enum ClientCodec {
     static func readCommand(_ tag: CommandTag, from reader: inout ByteReader) throws -> ClientCommand {
         if tag == .unwatch { return .unwatch(watchID: try reader.readVarint()) }
         if tag == .status { return .status }
+        if tag == .query || tag == .watchQuery { return try readQueryCommand(tag, from: &reader) }
         let path = try OpCodec.readPath(from: &reader)
         switch tag {
         case .get: return .get(path)
@@ -77,7 +84,7 @@ enum ClientCodec {
         case .increment:
             return .increment(path, by: try readNumber(from: &reader), from: try readNumber(from: &reader))
         case .watch: return .watch(path)
-        case .unwatch, .status: preconditionFailure("\(tag) is decoded above")
+        case .unwatch, .status, .query, .watchQuery: preconditionFailure("\(tag) is decoded above")
         }
     }
 
@@ -111,6 +118,9 @@ enum ClientCodec {
         case .ok(let value):
             writer.write(byte: ResultTag.ok.rawValue)
             OpCodec.write(value, to: &writer)
+        case .rows(let result):
+            writer.write(byte: ResultTag.rows.rawValue)
+            QueryCodec.write(result, to: &writer)
         case .failed(let error):
             writer.write(byte: ResultTag.failed.rawValue)
             MessageCodec.write(code: error.code, to: &writer)
@@ -124,6 +134,7 @@ enum ClientCodec {
             let tagByte = try reader.readByte()
             switch ResultTag(rawValue: tagByte) {
             case .ok: return ClientReply(id: id, result: .ok(try OpCodec.readValue(from: &reader, depth: 0)))
+            case .rows: return ClientReply(id: id, result: .rows(try QueryCodec.readResult(from: &reader, depth: 0)))
             case .failed:
                 let code = try MessageCodec.readCode(from: &reader)
                 let message = try reader.readString(max: SyncLimits.errorMessageBytesMax)
@@ -145,6 +156,47 @@ enum ClientCodec {
             let path = try OpCodec.readPath(from: &reader)
             return ClientEvent(
                 watchID: watchID, path: path, value: try OpCodec.readValue(from: &reader, depth: path.depth))
+        }
+    }
+
+    // MARK: - Queries
+
+    static func readQueryCommand(_ tag: CommandTag, from reader: inout ByteReader) throws -> ClientCommand {
+        let query = try QueryCodec.readQuery(from: &reader)
+        return tag == .query ? .query(query) : .watchQuery(query)
+    }
+
+    /// A live query's event: its watch id, the change set, then the rows it names (index, key, value).
+    static func write(_ event: ClientQueryEvent, to writer: inout ByteWriter) {
+        writer.write(varint: event.watchID)
+        QueryCodec.write(event.changes, to: &writer)
+        writer.write(varint: UInt64(event.rows.count))
+        for row in event.rows {
+            writer.write(varint: UInt64(row.index))
+            writer.write(string: row.row.key.text)
+            OpCodec.write(row.row.value, to: &writer)
+        }
+    }
+
+    static func readQueryEvent(from reader: inout ByteReader) throws(SyncError) -> ClientQueryEvent {
+        try MessageCodec.decoding("query event") {
+            let watchID = try reader.readVarint()
+            let changes = try QueryCodec.readChangeSet(from: &reader)
+            let count = try reader.readCount(max: CoreLimits.queryLimitMax, minimumBytes: 4)
+            var rows: [ClientQueryEvent.Row] = []
+            rows.reserveCapacity(count)
+            for _ in 0..<count {
+                let index = try reader.readVarint()
+                guard index < UInt64(CoreLimits.queryLimitMax), rows.last.map({ UInt64($0.index) < index }) ?? true
+                else {
+                    throw SyncError(.malformedFrame, "a query event row index \(index) is out of order or range")
+                }
+                let key = try Key(validating: reader.readString(max: CoreLimits.keyBytesMax))
+                let value = try OpCodec.readValue(from: &reader, depth: 1)
+                guard !value.isNull else { throw SyncError(.malformedFrame, "a query event row \(key) is null") }
+                rows.append(ClientQueryEvent.Row(index: Int(index), row: QueryRow(key: key, value: value)))
+            }
+            return ClientQueryEvent(watchID: watchID, changes: changes, rows: rows)
         }
     }
 }

@@ -37,6 +37,12 @@ public enum ClientCommand: Sendable, Hashable {
     /// How the daemon stands: its peers (connected or not, ops behind, bytes) and its log. Needs read access
     /// to the root. Replied with `.ok(object)`; see `Docs/PROTOCOL.md` for the fields.
     case status
+    /// Read the children of `query.path` that the query selects, in its order. Replied with
+    /// `.rows(result)`. Needs read access to `query.path`, as `get` does.
+    case query(Query)
+    /// A live query: replied with `.rows(result)` (the result now), then one ``ClientQueryEvent`` per
+    /// change of the result. Needs read access to `query.path`, as `watch` does; closed by `unwatch`.
+    case watchQuery(Query)
 }
 
 /// The daemon's answer to one ``ClientRequest``.
@@ -57,6 +63,8 @@ public struct ClientReply: Sendable, Hashable {
 public enum ClientResult: Sendable, Hashable {
     /// Done; the value depends on the command (see ``ClientCommand``).
     case ok(Value)
+    /// Done: the ordered result of a `query` or `watchQuery` request.
+    case rows(QueryResult)
     /// Refused or failed; the error's code is usually ``SyncErrorCode/requestFailed``.
     case failed(SyncError)
 }

@@ -55,6 +55,8 @@ public enum MessageType: UInt8, Sendable, Hashable, CaseIterable {
     case reply = 33
     /// ``Message/event(_:)``.
     case event = 34
+    /// ``Message/queryEvent(_:)``.
+    case queryEvent = 35
 }
 
 /// The first message of each side: who it is, what it has, and a fresh nonce for authentication.
@@ -199,6 +201,8 @@ public enum Message: Sendable, Hashable {
     case reply(ClientReply)
     /// The value under a watched path changed.
     case event(ClientEvent)
+    /// The result of a live query changed.
+    case queryEvent(ClientQueryEvent)
 
     /// The frame type that carries this message.
     public var type: MessageType {
@@ -219,6 +223,7 @@ public enum Message: Sendable, Hashable {
         case .request: return .request
         case .reply: return .reply
         case .event: return .event
+        case .queryEvent: return .queryEvent
         }
     }
 }

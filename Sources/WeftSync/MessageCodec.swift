@@ -93,6 +93,7 @@ public enum MessageCodec {
         case .request(let request): ClientCodec.write(request, to: &writer)
         case .reply(let reply): ClientCodec.write(reply, to: &writer)
         case .event(let event): ClientCodec.write(event, to: &writer)
+        case .queryEvent(let event): ClientCodec.write(event, to: &writer)
         }
     }
 
@@ -171,6 +172,7 @@ public enum MessageCodec {
         case .request: return .request(try ClientCodec.readRequest(from: &reader))
         case .reply: return .reply(try ClientCodec.readReply(from: &reader))
         case .event: return .event(try ClientCodec.readEvent(from: &reader))
+        case .queryEvent: return .queryEvent(try ClientCodec.readQueryEvent(from: &reader))
         }
     }
 

@@ -94,6 +94,8 @@ public enum SyncAction: Sendable, Hashable {
     case deliverReply(ClientReply)
     /// Client side: a watched value changed.
     case deliverEvent(ClientEvent)
+    /// Client side: the result of a live query changed.
+    case deliverQueryEvent(ClientQueryEvent)
     /// Close the transport once the bytes sent before are written. The error is nil for a clean close.
     case close(SyncError?)
 }

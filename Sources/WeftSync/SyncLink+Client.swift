@@ -28,9 +28,14 @@ extension SyncLink {
                 throw SyncError(.limitExceeded, "more than \(SyncLimits.clientWatchesMax) watches are open")
             }
             client.watches[request.id] = path
+        case .watchQuery(let query):
+            guard client.watches.count < SyncLimits.clientWatchesMax else {
+                throw SyncError(.limitExceeded, "more than \(SyncLimits.clientWatchesMax) watches are open")
+            }
+            client.watches[request.id] = query.path
         case .unwatch(let watchID):
             client.watches[watchID] = nil
-        case .get, .set, .merge, .push, .increment, .status:
+        case .get, .set, .merge, .push, .increment, .status, .query:
             break
         }
         client.pendingRequests.insert(request.id)
@@ -43,6 +48,7 @@ extension SyncLink {
         let needs: [(Grant, Path)]
         switch command {
         case .get(let path), .watch(let path): needs = [(.read, path)]
+        case .query(let query), .watchQuery(let query): needs = [(.read, query.path)]
         case .set(let path, _), .push(let path, _): needs = [(.write, path)]
         // Its reply carries the value: a write-only grant must not read it by incrementing by zero.
         case .increment(let path, _, _): needs = [(.write, path), (.read, path)]
@@ -96,6 +102,21 @@ extension SyncLink {
         outbox.send(frame)
     }
 
+    /// Daemon side: a live query's result changed; dropped when the query was closed meanwhile.
+    ///
+    /// - Throws: `limitExceeded` when the event does not fit in one frame, as ``sendEvent(_:outbox:)``.
+    mutating func sendQueryEvent(_ event: ClientQueryEvent, outbox: inout Outbox) throws(SyncError) {
+        precondition(servesClient, "events go to clients only")
+        guard client.watches.contains(event.watchID) else { return }
+        guard let frame = MessageCodec.encodeIfFits(.queryEvent(event)) else {
+            throw SyncError(
+                .limitExceeded,
+                "a change of live query \(event.watchID) outgrew a frame (\(SyncLimits.frameBytesMax) bytes); "
+                    + "query a smaller window")
+        }
+        outbox.send(frame)
+    }
+
     /// Client side: sends a request.
     mutating func sendRequest(_ request: ClientRequest, outbox: inout Outbox) throws(SyncError) {
         precondition(!servesClient && !replicates, "requests go from a client to a daemon")
@@ -138,6 +159,14 @@ extension SyncLink {
             throw SyncError(.unexpectedMessage, "an event message is only expected by a client")
         }
         outbox.append(.deliverEvent(event))
+    }
+
+    /// Client side: the result of a live query changed.
+    mutating func receiveQueryEvent(_ event: ClientQueryEvent, outbox: inout Outbox) throws(SyncError) {
+        guard !servesClient, !replicates else {
+            throw SyncError(.unexpectedMessage, "a query event message is only expected by a client")
+        }
+        outbox.append(.deliverQueryEvent(event))
     }
 }
 

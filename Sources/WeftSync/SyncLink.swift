@@ -124,6 +124,7 @@ struct SyncLink: Sendable {
         case .request(let request): try receiveRequest(request, outbox: &outbox)
         case .reply(let reply): try receiveReply(reply, outbox: &outbox)
         case .event(let event): try receiveEvent(event, outbox: &outbox)
+        case .queryEvent(let event): try receiveQueryEvent(event, outbox: &outbox)
         case .hello, .authResponse, .welcome:
             throw SyncError(.unexpectedMessage, "a \(message.type) message is not expected once the session is ready")
         case .error: preconditionFailure("error frames are handled by the session")

@@ -41,6 +41,21 @@ extension SyncSession {
         return finish(&outbox, now: now)
     }
 
+    /// Daemon side: a live query's result changed. Ignored once closed, or when the query was closed;
+    /// closes the session with `limitExceeded` when the event does not fit in a frame.
+    public mutating func onClientQueryEvent(_ event: ClientQueryEvent, now: UInt64) -> [SyncAction] {
+        guard case .ready = state else { return [] }
+        var outbox = Outbox()
+        do {
+            try withLink { (link: inout SyncLink) throws(SyncError) in
+                try link.sendQueryEvent(event, outbox: &outbox)
+            }
+        } catch {
+            fail(error, outbox: &outbox)
+        }
+        return finish(&outbox, now: now)
+    }
+
     mutating func withLinkNoThrow(_ body: (inout SyncLink) -> Void) {
         guard case .ready(var link) = state else { preconditionFailure("no link in state \(state)") }
         state = .modifying

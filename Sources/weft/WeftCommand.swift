@@ -9,7 +9,7 @@ struct WeftCommand: AsyncParsableCommand {
         abstract: "Weft: an offline-first replication engine for JSON trees.",
         subcommands: [
             BenchCommand.self, ServeCommand.self, GetCommand.self, SetCommand.self, MergeCommand.self,
-            PushCommand.self, IncrementCommand.self, WatchCommand.self, StatusCommand.self,
+            PushCommand.self, IncrementCommand.self, WatchCommand.self, QueryCommand.self, StatusCommand.self,
             CrashWriterCommand.self,
         ]
     )

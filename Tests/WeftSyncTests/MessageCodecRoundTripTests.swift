@@ -97,6 +97,7 @@ enum Samples {
             .event(ClientEvent(watchID: 6, path: path("/users"), value: .null)),
         ]
         result += requests.map(Message.request)
+        result += queryMessages
         return result
     }
 }

@@ -25,9 +25,11 @@ public final class SyncClient: @unchecked Sendable {
     private var connection: Connection?
     private var timers: [SyncTimer: TimerHandle] = [:]
     private var ready: CheckedContinuation<Result<Void, WeftError>, Never>?
-    private var pending: [UInt64: CheckedContinuation<Result<Value, WeftError>, Never>] = [:]
+    private var pending: [UInt64: CheckedContinuation<Result<ClientResult, WeftError>, Never>] = [:]
     private var eventHandlers: [UInt64: @Sendable (ClientEvent) -> Void] = [:]
     private var endHandlers: [UInt64: @Sendable (WeftError) -> Void] = [:]
+    /// Live queries by request id: the result last delivered, and who hears the next.
+    var liveQueries: [UInt64: LiveQuery] = [:]
     private var closedError: WeftError?
     private var closeWaiters: [CheckedContinuation<WeftError?, Never>] = []
     private var nextRequestID: UInt64 = 1
@@ -104,7 +106,12 @@ public final class SyncClient: @unchecked Sendable {
     ///   `authentication` for a path the token may not touch.
     @discardableResult
     public func request(_ command: ClientCommand) async throws(WeftError) -> Value {
-        try await send(command, onEvent: nil)
+        switch try await send(command, onEvent: nil) {
+        case .ok(let value): return value
+        // The rows of a query as an object: the order is lost, as a path read of them would lose it.
+        case .rows(let result): return result.value
+        case .failed(let error): throw Self.publicError(error)
+        }
     }
 
     /// Watches a path: `onEvent` receives its value now and after every change, until the connection closes
@@ -115,7 +122,7 @@ public final class SyncClient: @unchecked Sendable {
     public func watch(
         _ path: Path, onEvent: @escaping @Sendable (Value) -> Void, onEnd: (@Sendable (WeftError) -> Void)? = nil
     ) async throws(WeftError) {
-        _ = try await send(.watch(path), onEnd: onEnd) { onEvent($0.value) }
+        _ = try await send(.watch(path), onEnd: onEnd, onEvent: { onEvent($0.value) })
     }
 
     /// Waits until the connection closes; returns why (nil for a clean close).
@@ -157,12 +164,12 @@ public final class SyncClient: @unchecked Sendable {
             + UInt64(elapsed.components.attoseconds / 1_000_000_000_000_000)
     }
 
-    private func send(
+    func send(
         _ command: ClientCommand, onEnd: (@Sendable (WeftError) -> Void)? = nil,
-        onEvent: (@Sendable (ClientEvent) -> Void)?
-    ) async throws(WeftError) -> Value {
+        onEvent: (@Sendable (ClientEvent) -> Void)?, onOpen: (@Sendable (UInt64) -> Void)? = nil
+    ) async throws(WeftError) -> ClientResult {
         let result = await withCheckedContinuation {
-            (continuation: CheckedContinuation<Result<Value, WeftError>, Never>) in
+            (continuation: CheckedContinuation<Result<ClientResult, WeftError>, Never>) in
             do {
                 try loop.execute {
                     if let error = self.closedError { return continuation.resume(returning: .failure(error)) }
@@ -174,6 +181,7 @@ public final class SyncClient: @unchecked Sendable {
                         self.pending[id] = continuation
                         if let onEvent { self.eventHandlers[id] = onEvent }
                         if let onEnd { self.endHandlers[id] = onEnd }
+                        onOpen?(id)
                         self.perform(actions)
                     } catch {
                         continuation.resume(returning: .failure(WeftError(.sync, "\(error)")))
@@ -248,11 +256,13 @@ public final class SyncClient: @unchecked Sendable {
             case .deliverReply(let reply):
                 let continuation = pending.removeValue(forKey: reply.id)
                 switch reply.result {
-                case .ok(let value):
-                    continuation?.resume(returning: .success(value))
+                case .ok, .rows:
+                    liveQueryOpened(reply)
+                    continuation?.resume(returning: .success(reply.result))
                 case .failed(let error):
                     eventHandlers[reply.id] = nil
                     let onEnd = endHandlers.removeValue(forKey: reply.id)
+                    liveQueries[reply.id] = nil
                     // A reply is the daemon's answer to this request, not an error of the session: it
                     // reads "requestFailed: …", which the command line maps to its own exit code.
                     var refusal = error
@@ -263,6 +273,12 @@ public final class SyncClient: @unchecked Sendable {
                 }
             case .deliverEvent(let event):
                 eventHandlers[event.watchID]?(event)
+            case .deliverQueryEvent(let event):
+                if let error = deliver(event) {
+                    finish(error)
+                    connection?.close()
+                    return
+                }
             case .close(let error):
                 if let error { finish(closeError(error)) }
                 connection?.close()
@@ -280,7 +296,7 @@ public final class SyncClient: @unchecked Sendable {
         return WeftError(.sync, "\(address) is not a weft daemon: \(error)")
     }
 
-    private static func publicError(_ error: SyncError) -> WeftError {
+    static func publicError(_ error: SyncError) -> WeftError {
         switch error.code {
         case .authenticationFailed, .permissionDenied: return WeftError(.authentication, error.description)
         case .unsupportedVersion: return WeftError(.protocolMismatch, error.description)
@@ -289,7 +305,7 @@ public final class SyncClient: @unchecked Sendable {
     }
 
     /// Fails everything waiting: the handshake, pending requests, close waiters.
-    private func finish(_ error: WeftError) {
+    func finish(_ error: WeftError) {
         if closedError == nil { closedError = error }
         let reason = closedError ?? error
         for timer in timers.values { timer.cancel() }
@@ -301,6 +317,7 @@ public final class SyncClient: @unchecked Sendable {
         for continuation in pending.values { continuation.resume(returning: .failure(reason)) }
         pending = [:]
         eventHandlers = [:]
+        liveQueries = [:]
         for waiter in closeWaiters { waiter.resume(returning: reason) }
         closeWaiters = []
     }

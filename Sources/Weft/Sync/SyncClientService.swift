@@ -24,6 +24,10 @@ final class _SyncClientService: @unchecked Sendable {
     /// Watches per channel, by the id of the request that opened them. Loop-confined.
     var watches: [ObjectIdentifier: [UInt64: Watch]] = [:]
     var listenerToken: ChangeListenerToken?
+    /// Live queries per channel, by the id of the request that opened them. Loop-confined.
+    var liveQueries: [ObjectIdentifier: [UInt64: LiveQuery]] = [:]
+    /// Live query events found by the last ``takeEvents()``, for ``takeQueryEvents()``. Loop-confined.
+    var queryEventsDue: [(ObjectIdentifier, ClientQueryEvent)] = []
 
     // Shared with the replica's notification queue, behind `lock`.
     private let lock = NSLock()
@@ -71,8 +75,10 @@ final class _SyncClientService: @unchecked Sendable {
                 return Answer(result: .ok(backend.value(at: path)), awaiting: receipt)
             case .get(let path):
                 return Answer(result: .ok(backend.value(at: path)))
+            case .query, .watchQuery:
+                return handleQuery(request, channel: channel)
             case .watch(let path):
-                let count = watches[channel]?.count ?? 0
+                let count = (watches[channel]?.count ?? 0) + (liveQueries[channel]?.count ?? 0)
                 guard count < SyncLimits.clientWatchesMax else {
                     let reason = "at most \(SyncLimits.clientWatchesMax) watches per session"
                     return Answer(result: .failed(SyncError(.limitExceeded, reason)))
@@ -80,7 +86,8 @@ final class _SyncClientService: @unchecked Sendable {
                 watches[channel, default: [:]][request.id] = Watch(path: path, lastValue: backend.value(at: path))
                 return Answer(result: .ok(.null))
             case .unwatch(let watchID):
-                guard watches[channel]?.removeValue(forKey: watchID) != nil else {
+                let closedQuery = liveQueries[channel]?.removeValue(forKey: watchID) != nil
+                guard watches[channel]?.removeValue(forKey: watchID) != nil || closedQuery else {
                     return Answer(result: .failed(SyncError(.requestFailed, "no watch \(watchID) on this session")))
                 }
                 return Answer(result: .ok(.null))
@@ -119,6 +126,7 @@ final class _SyncClientService: @unchecked Sendable {
     /// Forgets the watches of a closed channel.
     func channelClosed(_ channel: ObjectIdentifier) {
         watches[channel] = nil
+        liveQueries[channel] = nil
     }
 
     /// Records changed paths from the replica's notification queue; true when a pass must be scheduled.
@@ -154,6 +162,7 @@ final class _SyncClientService: @unchecked Sendable {
                 events.append((channel, ClientEvent(watchID: watchID, path: watch.path, value: value)))
             }
         }
+        queryEventsDue.append(contentsOf: queryEvents(changed: changed))
         return events
     }
 }

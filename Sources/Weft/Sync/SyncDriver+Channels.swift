@@ -214,7 +214,7 @@ extension SyncDriver {
                 record(status, on: channel)
             case .handleRequest(let request):
                 answer(request, on: channel)
-            case .deliverReply, .deliverEvent:
+            case .deliverReply, .deliverEvent, .deliverQueryEvent:
                 // Only a client-role session produces these; a driver's sessions are peers or hubs.
                 preconditionFailure("a \(configuration.role) session delivered a client message")
             case .close(let error):

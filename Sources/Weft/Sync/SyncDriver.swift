@@ -396,6 +396,10 @@ public final class SyncDriver: @unchecked Sendable {
             guard let channel = channels[key], !channel.isClosed else { continue }
             perform(channel.session.onClientEvent(event, now: now), on: channel)
         }
+        for (key, event) in clientService.takeQueryEvents() {
+            guard let channel = channels[key], !channel.isClosed else { continue }
+            perform(channel.session.onClientQueryEvent(event, now: now), on: channel)
+        }
     }
 
     private func pumpAll() {

@@ -18,6 +18,7 @@ struct Harness {
         var requests: [ClientRequest] = []
         var replies: [ClientReply] = []
         var events: [ClientEvent] = []
+        var queryEvents: [ClientQueryEvent] = []
         var sent = FrameDecoder()
         /// Every message this endpoint sent, decoded.
         var messagesSent: [Message] = []
@@ -107,6 +108,7 @@ struct Harness {
         case .handleRequest(let request): endpoints[endpoint].requests.append(request)
         case .deliverReply(let reply): endpoints[endpoint].replies.append(reply)
         case .deliverEvent(let event): endpoints[endpoint].events.append(event)
+        case .deliverQueryEvent(let event): endpoints[endpoint].queryEvents.append(event)
         case .close:
             endpoints[endpoint].isClosed = true
             endpoints[peer(of: endpoint)].peerClosed = true
