@@ -25,28 +25,24 @@ struct Sale: Codable, Sendable, Equatable {
     var shop: String
 }
 
-// MARK: - The two places that follow the sync API of the day
+// MARK: - Reserving and converging
 
-/// What a transaction that must not oversell waits for: an outcome that can no longer change.
-/// `runTransaction` waits for `.durable` by default today, which a peer's earlier write can still undo.
-/// Once it waits for a final outcome by default, drop the `waitingFor:` argument here (one line).
+/// Reserves `units` of a stock unless fewer are left. On a replica that syncs, `runTransaction` reports
+/// `committed` only once the outcome can no longer change (it waits for `.stable` by default), so a
+/// reservation it reports is never undone by a peer's earlier write.
 func reserve(_ units: Int64, of stock: DataNode) async throws -> TransactionResult {
-    try await stock.runTransaction(waitingFor: .stable) { current in
+    try await stock.runTransaction { current in
         guard let left = current.intValue, left >= units else { return .abort }
         return .set(.int(left - units))
     }
 }
 
-/// Waits until the two replicas hold the same state and each has acknowledged the other's ops.
-/// Once `Replica.waitUntilSynced(timeout:)` exists, the body becomes one line:
-/// `try await warehouse.waitUntilSynced(timeout: .seconds(30)); try await shop.waitUntilSynced(…)`.
+/// Waits until the two replicas hold the same state: each has every write acknowledged and holds what
+/// its peer holds.
 func waitUntilConverged(_ warehouse: Replica, _ shop: Replica) async throws {
-    try await poll("the replicas to converge") {
-        let settled = [warehouse, shop].allSatisfy { replica in
-            replica.syncStatus.peers.allSatisfy { !$0.isConnected || $0.opsBehind == 0 }
-        }
-        return settled && warehouse.digest == shop.digest
-    }
+    try await warehouse.waitUntilSynced(timeout: .seconds(30))
+    try await shop.waitUntilSynced(timeout: .seconds(30))
+    try check(warehouse.digest == shop.digest, "both replicas hold the same state")
 }
 
 // MARK: - Checks and waits
@@ -108,8 +104,7 @@ func run() async throws {
     try warehouse.configureSync(hub)
     let port = try await warehouse.listen(on: "127.0.0.1:0", token: token)
     let shop = try Replica.open(at: shopPath)
-    try await shop.connect(to: "127.0.0.1:\(port)", token: token)
-    try await poll("the shop to connect") { shop.syncStatus.connectedCount == 1 }
+    try await shop.connect(to: "127.0.0.1:\(port)", token: token, waitUntilConnected: .seconds(30))
     try check(warehouse.syncStatus.connectedCount == 1, "the warehouse on port \(port) sees the shop")
 
     let items = try warehouse.node(at: "/inventory/items")

@@ -107,7 +107,7 @@ extension SyncLink {
     /// - Throws: `limitExceeded` when the event does not fit in one frame, as ``sendEvent(_:outbox:)``.
     mutating func sendQueryEvent(_ event: ClientQueryEvent, outbox: inout Outbox) throws(SyncError) {
         precondition(servesClient, "events go to clients only")
-        guard client.watches.contains(event.watchID) else { return }
+        guard client.watches[event.watchID] != nil else { return }
         guard let frame = MessageCodec.encodeIfFits(.queryEvent(event)) else {
             throw SyncError(
                 .limitExceeded,
@@ -130,6 +130,7 @@ extension SyncLink {
         // Watches are remembered on this end too: the daemon may end one later with a failed reply.
         switch request.command {
         case .watch(let path): client.watches[request.id] = path
+        case .watchQuery(let query): client.watches[request.id] = query.path
         case .unwatch(let watchID): client.watches[watchID] = nil
         default: break
         }

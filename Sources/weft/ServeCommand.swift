@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import Weft
+import WeftCore
 import WeftNet
 import WeftStore
 import WeftSync
@@ -73,6 +74,13 @@ struct ServeCommand: AsyncParsableCommand {
                 + "A peer that joins after a compaction is sent a snapshot."))
     var compactAfter: Int = 50_000
 
+    @Option(
+        help: ArgumentHelp(
+            "An index of a collection's children by a child path, as COLLECTION:FIELD "
+                + "(e.g. /posts:meta/score); repeat for several. Built at start when missing, then kept "
+                + "in step and stored in the file (see Docs/QUERIES.md)."))
+    var index: [String] = []
+
     func validate() throws {
         _ = try HostPort.parse(listen, option: "--listen")
         for address in peer {
@@ -90,6 +98,25 @@ struct ServeCommand: AsyncParsableCommand {
         guard compactAfter >= 0 else {
             throw ValidationError("--compact-after needs 0 (never) or a number of ops, got \(compactAfter)")
         }
+        for text in index { _ = try Self.parseIndex(text) }
+    }
+
+    /// `--index COLLECTION:FIELD`: the collection's path and the child path its children are ordered by.
+    static func parseIndex(_ text: String) throws -> (collection: String, field: String) {
+        guard let colon = text.firstIndex(of: ":") else {
+            throw ValidationError("--index needs COLLECTION:FIELD (e.g. /posts:meta/score), got \(text)")
+        }
+        let collection = String(text[..<colon])
+        let field = String(text[text.index(after: colon)...])
+        guard !collection.isEmpty, !field.isEmpty else {
+            throw ValidationError("--index needs a collection and a field (e.g. /posts:meta/score), got \(text)")
+        }
+        do {
+            _ = try Query(path: try Path(collection)).orderedByChild(QueryField(field))
+        } catch {
+            throw ValidationError("--index \(text): \(error)")
+        }
+        return (collection, field)
     }
 
     func run() async throws {
@@ -140,6 +167,7 @@ struct ServeCommand: AsyncParsableCommand {
             try await close(replica, logger: logger)
             return
         }
+        try defineIndexes(on: replica, logger: logger)
         var configuration = SyncConfiguration(
             replica: replica.replicaID, role: role == .hub ? .hub : .peer, name: name, tokens: book)
         configuration.name = name
@@ -176,6 +204,25 @@ struct ServeCommand: AsyncParsableCommand {
         }
         await driver.shutdown()
         try await close(replica, logger: logger)
+    }
+
+    /// Defines every `--index`: one stored in the file is ready at once, a new one is built from the
+    /// children already there, with its progress on stderr.
+    private func defineIndexes(on replica: Replica, logger: Logger) throws {
+        for text in index {
+            let (collection, field) = try Self.parseIndex(text)
+            if replica.indexes[collection]?.contains(field) == true { continue }
+            logger.info("building an index", metadata: ["collection": "\(collection)", "field": "\(field)"])
+            var reported = 0
+            try replica.defineIndex(on: collection, orderedBy: field) { done, total in
+                // A line per tenth at most: a million children make ten lines, not a million.
+                guard total > 0, done == total || done * 10 / total > reported else { return }
+                reported = done * 10 / total
+                let line = "index \(collection):\(field): \(done) of \(total) children\n"
+                _ = StandardStream.emit(line, to: STDERR_FILENO)
+            }
+            logger.info("index ready", metadata: ["collection": "\(collection)", "field": "\(field)"])
+        }
     }
 
     /// Flushes what group commit still holds and closes the database: the end of a clean stop.

@@ -103,6 +103,51 @@ import Testing
         #expect(watch.isRunning)
     }
 
+    @Test func aDaemonStartedWithAnIndexBuildsItOnceAndAnswersThroughIt() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let database = scratch.file("hub.sqlite")
+        let tokens = try DaemonIntegrationTests.tokens(scratch, names: [])
+        let query = [
+            "query", "/posts", "--order-by-child", "meta/score", "--start-at", "10", "--limit-to-last", "2",
+        ]
+        let plain = try Daemon(database: database, tokens: tokens, name: Self.name)
+        #expect(try Self.client(plain, ["set", "/posts", Self.posts]).status == 0)
+        let scanned = try Self.client(plain, query)
+        #expect(scanned.status == 0, "\(scanned.stderr)")
+        #expect(plain.stop(SIGTERM) == 0)
+
+        // Restarted with the index: built from the children there (progress on stderr), then the same answer.
+        let indexed = try Daemon(
+            database: database, tokens: tokens, name: Self.name, options: ["--index", "/posts:meta/score"])
+        #expect(indexed.log.contains("index /posts:meta/score: 5 of 5 children"), "\(indexed.log)")
+        #expect(try Self.client(indexed, query).stdout == scanned.stdout)
+        // A write moves the indexed answer as it moves the scanned one.
+        #expect(try Self.client(indexed, ["set", "/posts/p3/meta/score", "99"]).status == 0)
+        let moved = try Self.client(indexed, query)
+        #expect(moved.stdout.hasPrefix(#"[{"key":"p2","#) && moved.stdout.contains(#"{"key":"p3","#), "\(moved)")
+        #expect(indexed.stop(SIGTERM) == 0)
+
+        // Stored in the file: a third start finds it ready and builds nothing.
+        let reopened = try Daemon(
+            database: database, tokens: tokens, name: Self.name, options: ["--index", "/posts:meta/score"])
+        defer { reopened.stop() }
+        #expect(try Self.client(reopened, query).stdout == moved.stdout)
+        #expect(!reopened.log.contains("building an index"), "\(reopened.log)")
+    }
+
+    @Test("a malformed --index is a usage error", arguments: ["/posts", "/posts:", ":score", "/posts:a/../b"])
+    func aMalformedIndexIsAUsageError(index: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let result = try WeftBinary.run(
+            ["serve", "--db", scratch.file("x.sqlite"), "--listen", "127.0.0.1:0", "--index", index],
+            token: DaemonIntegrationTests.clientToken)
+        #expect(result.status == 64, "\(result)")
+        #expect(result.stderr.contains("--index"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("x.sqlite")))
+    }
+
     @Test("bad queries exit 2 naming what is wrong, before connecting", arguments: [
         (["--order-by-key", "--order-by-value"], "one of --order-by-child"),
         (["--limit-to-first", "0"], "limit"),

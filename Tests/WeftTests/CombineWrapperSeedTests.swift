@@ -26,7 +26,7 @@ import WeftCore
         try await chat.push(.raw, ["author": "b", "text": "yo"])
         #expect(try await pushed.decodedValue(as: Message.self) == Message(author: "a", text: "hi"))
         let likes = try replica.root.child("likes").forCombine
-        #expect(try await likes.increment(by: 2) == 2)
+        #expect(try await likes.increment(by: 2).value == 2)
         let result = try await likes.runTransaction { .set(.int(($0.intValue ?? 0) * 10)) }
         #expect(result.isCommitted && result.value == 20)
         #expect(try await likes.copyValue(to: "/likesCopy") == 20)

@@ -25,8 +25,8 @@ import WeftCore
     }
 
     @Test func twoReplicasRacingForTheLastUnitsAreNeverBothToldTheyCommitted() async throws {
-        let shop = Replica.inMemory()
-        let till = Replica.inMemory()
+        let shop = try Replica.inMemory()
+        let till = try Replica.inMemory()
         let port = try await shop.listen(on: "127.0.0.1:0", token: Self.secret)
         try await till.connect(to: "127.0.0.1:\(port)", token: Self.secret, waitUntilConnected: Self.waitLimit)
         let rounds = 200
@@ -69,14 +69,14 @@ import WeftCore
         let folder = NSTemporaryDirectory() + "weft-finality-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let hub = Replica.inMemory()
+        let hub = try Replica.inMemory()
         var hubSync = ReplicaSyncOptions()
         hubSync.role = .hub
         try hub.configureSync(hubSync)
         let port = try await hub.listen(on: "127.0.0.1:0", token: Self.secret)
         let address = "127.0.0.1:\(port)"
-        let north = Replica.inMemory()
-        let south = Replica.inMemory()
+        let north = try Replica.inMemory()
+        let south = try Replica.inMemory()
         for leaf in [north, south] {
             try await leaf.connect(to: address, token: Self.secret, waitUntilConnected: Self.waitLimit)
         }
@@ -126,14 +126,14 @@ import WeftCore
     }
 
     @Test func aReplicaThatNeverSyncedWaitsForDurableAndAnOfflineOneReportsPending() async throws {
-        let alone = Replica.inMemory()
+        let alone = try Replica.inMemory()
         let local = try await Self.node(alone, "seats").runTransaction { _ in .set(.int(9)) }
         #expect(local.isCommitted)
         #expect(local.waitedFor == .durable)
 
         // Connected once, then its peer is gone: nothing can become stable.
-        let hub = Replica.inMemory()
-        let phone = Replica.inMemory()
+        let hub = try Replica.inMemory()
+        let phone = try Replica.inMemory()
         let port = try await hub.listen(on: "127.0.0.1:0", token: Self.secret)
         try await phone.connect(to: "127.0.0.1:\(port)", token: Self.secret, waitUntilConnected: Self.waitLimit)
         await hub.shutdown()

@@ -17,8 +17,8 @@ import WeftSync
     }
 
     @Test func waitUntilSyncedReturnsOnceBothSidesHoldEveryWrite() async throws {
-        let hub = Replica.inMemory()
-        let phone = Replica.inMemory()
+        let hub = try Replica.inMemory()
+        let phone = try Replica.inMemory()
         #expect(phone.syncStatus.activity == .stopped)
         await #expect(throws: WeftError.self) { try await phone.waitUntilSynced(timeout: .milliseconds(10)) }
         let port = try await hub.listen(on: "127.0.0.1:0", token: Self.secret)
@@ -48,8 +48,8 @@ import WeftSync
     }
 
     @Test func connectingWithAWrongTokenThrowsWhyAndStopsDialling() async throws {
-        let hub = Replica.inMemory()
-        let phone = Replica.inMemory()
+        let hub = try Replica.inMemory()
+        let phone = try Replica.inMemory()
         let port = try await hub.listen(on: "127.0.0.1:0", token: Self.secret)
         let address = "127.0.0.1:\(port)"
         let refused = await #expect(throws: WeftError.self) {
@@ -68,10 +68,10 @@ import WeftSync
 
     @Test func connectingToNobodyTimesOutAndKeepsDialling() async throws {
         // A port that was listened on and is closed now: nobody answers there.
-        let gone = Replica.inMemory()
+        let gone = try Replica.inMemory()
         let port = try await gone.listen(on: "127.0.0.1:0")
         await gone.shutdown()
-        let phone = Replica.inMemory()
+        let phone = try Replica.inMemory()
         let late = await #expect(throws: WeftError.self) {
             try await phone.connect(to: "127.0.0.1:\(port)", token: Self.secret, waitUntilConnected: .milliseconds(300))
         }
@@ -82,8 +82,8 @@ import WeftSync
     }
 
     @Test func anIncrementGivesItsNumberAndAReceiptThatBecomesStable() async throws {
-        let hub = Replica.inMemory()
-        let phone = Replica.inMemory()
+        let hub = try Replica.inMemory()
+        let phone = try Replica.inMemory()
         let port = try await hub.listen(on: "127.0.0.1:0", token: Self.secret)
         try await phone.connect(to: "127.0.0.1:\(port)", token: Self.secret, waitUntilConnected: Self.waitLimit)
         let likes = try Self.node(phone, "likes")

@@ -120,13 +120,13 @@ extension DataNode.CombineWrapper {
     /// Increments the number at the node; see ``DataNode/increment(from:by:at:waitingFor:)``.
     ///
     /// ```swift
-    /// let likes = try await post.forCombine.increment(by: 1)
+    /// let likes = try await post.forCombine.increment(by: 1).value
     /// ```
     @discardableResult
     public func increment(
         from start: Number = 0, by step: Number = 1, at time: WeftTime = .now,
         waitingFor target: WriteStatus = .durable
-    ) async throws -> Number {
+    ) async throws -> IncrementResult {
         try await dataNode.increment(from: start, by: step, at: time, waitingFor: target)
     }
 

@@ -91,10 +91,13 @@ extension DataNode {
     /// ```swift
     /// likes.increment(by: 1)
     /// ```
-    /// - Returns: the number just after the increment applied locally, or nil when it failed.
+    /// - Returns: the number just after the increment applied locally and the write's receipt, or nil when
+    ///   it failed.
     @available(*, noasync, message: "in async code use try await node.increment(by: step), or pass a completion")
     @discardableResult
-    public func increment(from start: Number = 0, by step: Number = 1, at time: WeftTime = .now) -> Number? {
+    public func increment(from start: Number = 0, by step: Number = 1, at time: WeftTime = .now)
+        -> IncrementResult?
+    {
         increment(from: start, by: step, at: time, waitingFor: .pending, then: logFailure("increment"))
     }
 

@@ -10,10 +10,11 @@ extension _SyncClientService {
         var lastResult: QueryResult
     }
 
-    /// The one place the daemon runs a query. Today: WeftCore's reference evaluation over the node's
-    /// current value, read on the loop like a `get`; the replica's indexed `fetch` replaces it here.
+    /// The one place the daemon runs a query: on the replica's query view (its state and indexes, taken
+    /// together under its lock), through an index of the queried collection when one serves the query
+    /// (`weft serve --index`), else by scanning the children.
     func evaluate(_ query: Query) -> QueryResult {
-        query.evaluate(backend.value(at: query.path))
+        backend.queryView().run(query).result
     }
 
     /// Answers `query` and `watchQuery` requests; a live query is recorded with the result its reply carries.

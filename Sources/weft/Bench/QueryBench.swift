@@ -43,7 +43,7 @@ enum QueryBench {
         // Weft: the same children in a replica in memory.
         var replicaOptions = ReplicaOptions()
         replicaOptions.groupCommitDelayMilliseconds = 0
-        let replica = Replica.inMemory(options: replicaOptions)
+        let replica = try Replica.inMemory(options: replicaOptions)
         var children: [Key: Value] = [:]
         children.reserveCapacity(rows.count)
         for row in rows { children[Key(unchecked: row.key)] = row.value }
