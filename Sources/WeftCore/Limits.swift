@@ -55,4 +55,16 @@ public enum CoreLimits {
     /// another (a snapshot shares the region, so the next writes there copy the objects on their paths;
     /// and the region is counted to know).
     public static let snapshotNodesPerOp = 8
+    /// Most children a query's window may hold (`limit(toFirst:)`, `limit(toLast:)`).
+    public static let queryLimitMax = objectChildrenMax
+    /// Most children a query may skip (`offset(_:)`).
+    public static let queryOffsetMax = objectChildrenMax
+    /// Most nodes (comparisons, `exists`, `in`, `&&`, `||`, `!`) in a query's predicate.
+    public static let queryPredicateNodesMax = 256
+    /// Deepest nesting of a query's predicate (each `&&`, `||` and `!` is a level).
+    public static let queryPredicateDepthMax = 32
+    /// Most values an `in` predicate lists.
+    public static let queryInValuesMax = 1_024
+    /// Largest encoded query, in bytes (its bounds and comparands are scalars: strings are the bulk).
+    public static let queryBytesMax = 1024 * 1024
 }

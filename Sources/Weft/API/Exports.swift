@@ -7,6 +7,7 @@
 @_exported import enum WeftCore.Outcome
 @_exported import struct WeftCore.Change
 @_exported import struct WeftCore.Key
+@_exported import enum WeftCore.KeyOrder
 @_exported import struct WeftCore.Path
 @_exported import struct WeftCore.VersionVector
 @_exported import struct WeftCore.StateDigest

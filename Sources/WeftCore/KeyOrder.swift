@@ -22,7 +22,7 @@ public enum KeyOrder {
     }
 
     /// The key as a 32-bit integer: an optional `-` then 1 to 10 digits, within `Int32`'s range.
-    static func integer(_ key: String) -> Int32? {
+    public static func integer(_ key: String) -> Int32? {
         let utf8 = key.utf8
         let digits = utf8.first == UInt8(ascii: "-") ? utf8.dropFirst() : utf8[...]
         guard (1...10).contains(digits.count), digits.allSatisfy({ (48...57).contains($0) }) else { return nil }
