@@ -10,7 +10,7 @@ import Testing
             var rng = SeededGenerator(seed: UInt64(seed))
             let path = Path(uncheckedKeys: (0..<rng.below(3)).map { _ in QueryWorkload.key(rng: &rng) })
             let query = QueryWorkload.query(path: path, rng: &rng)
-            #expect(try QueryCodec.decode(QueryCodec.encode(query)) == query, "seed \(seed)")
+            #expect((try? QueryCodec.decode(QueryCodec.encode(query))) == query, "seed \(seed)")
         }
     }
 
@@ -27,7 +27,7 @@ import Testing
             do {
                 let decoded = try QueryCodec.decode(mutated)
                 // What decodes went through the builders: encoding it again gives the same query back.
-                #expect(try QueryCodec.decode(QueryCodec.encode(decoded)) == decoded, "seed \(seed)")
+                #expect((try? QueryCodec.decode(QueryCodec.encode(decoded))) == decoded, "seed \(seed)")
             } catch {
                 #expect(error is CoreError || error is QueryError, "seed \(seed)")
             }
