@@ -22,7 +22,7 @@ import Testing
     }
 
     /// A daemon with HTTP on, its HTTP port, and the admin and alice clients.
-    struct Server {
+    struct Server: @unchecked Sendable {  // its daemon is only stopped once the test ends
         let daemon: Daemon
         let httpPort: Int
 
