@@ -254,8 +254,11 @@ import Testing
         #expect(reply.status == 400)
         reply = try await server.send("GET", "/keep")
         #expect(reply.status == 404)
-        reply = try await server.send("BREW", "/keep.json")
+        reply = try await server.send("OPTIONS", "/keep.json")
         #expect(reply.status == 405)
+        // A method the HTTP parser does not know is refused by it, before any route.
+        reply = try await server.send("BREW", "/keep.json")
+        #expect(reply.status == 400 || reply.status == 405)
         reply = try await server.send("GET", "/keep.json?print=loud")
         #expect(reply.status == 400)
         let big = Data(repeating: UInt8(ascii: "1"), count: 17 * 1024 * 1024)
