@@ -4,6 +4,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEBS := libuv1-dev libsqlite3-dev pkg-config
 HOST ?= 127.0.0.1
 PORT ?= 7700
+HTTP_PORT ?= 7780
 DATA ?= ./weft-data
 
 .PHONY: deps build release test run bench sim clean
@@ -35,7 +36,8 @@ run: release
 	  echo "created $(DATA)/tokens with a client token"; \
 	fi
 	@echo "client commands: export WEFT_TOKEN='$$(awk '$$1=="client"{print $$2}' $(DATA)/tokens)'"
-	$$($(SWIFT) build -c release --show-bin-path)/weft serve --db $(DATA)/weft.sqlite --listen $(HOST):$(PORT) --tokens $(DATA)/tokens
+	@echo "try HTTP (Docs/HTTP.md): curl -H \"Authorization: Bearer \$$WEFT_TOKEN\" 'http://$(HOST):$(HTTP_PORT)/.json?print=pretty'"
+	$$($(SWIFT) build -c release --show-bin-path)/weft serve --db $(DATA)/weft.sqlite --listen $(HOST):$(PORT) --tokens $(DATA)/tokens --http $(HOST):$(HTTP_PORT)
 
 bench: release
 	$$($(SWIFT) build -c release --show-bin-path)/weft bench all

@@ -21,6 +21,9 @@ let package = Package(
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -65,10 +68,22 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .target(
+            name: "WeftHTTP",
+            dependencies: [
+                "Weft", "WeftCore", "WeftSync",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "weft",
             dependencies: [
-                "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet", "CStopSignals",
+                "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet", "WeftHTTP", "CStopSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),

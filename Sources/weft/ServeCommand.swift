@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Weft
 import WeftCore
+import WeftHTTP
 import WeftNet
 import WeftStore
 import WeftSync
@@ -81,8 +82,19 @@ struct ServeCommand: AsyncParsableCommand {
                 + "in step and stored in the file (see Docs/QUERIES.md)."))
     var index: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Also serve Firebase's REST API, event streams and /metrics over HTTP on HOST:PORT (port 0 picks "
+                + "one; see Docs/HTTP.md). Off unless given."))
+    var http: String?
+
+    @Option(help: ArgumentHelp("Seconds between the keep-alive events of an HTTP event stream.", visibility: .hidden))
+    var httpKeepAlive: Double = HTTPLimits.keepAliveSecondsDefault
+
     func validate() throws {
         _ = try HostPort.parse(listen, option: "--listen")
+        if let http { _ = try HostPort.parse(http, option: "--http") }
+        guard httpKeepAlive > 0 else { throw ValidationError("--http-keep-alive needs a positive number of seconds") }
         for address in peer {
             let (_, port) = try HostPort.parse(address, option: "--peer")
             guard port > 0 else {
@@ -172,9 +184,11 @@ struct ServeCommand: AsyncParsableCommand {
             replica: replica.replicaID, role: role == .hub ? .hub : .peer, name: name, tokens: book)
         configuration.name = name
         let driver = try SyncDriver(replica: replica, configuration: configuration, logger: logger)
+        let httpAccess = HTTPAccess(book)
         reload.setHandler { [tokens, rules] in
-            await Self.reloadTokens(tokens: tokens, rules: rules, into: driver, logger: logger)
+            await Self.reloadTokens(tokens: tokens, rules: rules, into: driver, http: httpAccess, logger: logger)
         }
+        var httpServer: HTTPServer?
         do {
             let (host, port) = try HostPort.parse(listen, option: "--listen")
             // Each connection holds a descriptor: the usual soft limit (1024) is below the connections a
@@ -186,22 +200,41 @@ struct ServeCommand: AsyncParsableCommand {
             // One line on stdout so scripts and tests can learn the port chosen for port 0. A stdout that
             // cannot take it (closed, its reader gone) stops nothing: the log says where it listens too.
             _ = StandardStream.emit("listening \(describeAddress(host: host, port: bound))\n")
+            if let http {
+                let (httpHost, httpPort) = try HostPort.parse(http, option: "--http")
+                let server = HTTPServer(
+                    replica: replica, access: httpAccess, logger: logger, keepAlive: .seconds(httpKeepAlive),
+                    peers: {
+                        driver.status.peers.map {
+                            HTTPPeerGauge(address: $0.address, opsBehind: $0.opsBehind, isConnected: $0.isConnected)
+                        }
+                    })
+                httpServer = server
+                let boundHTTP = try await server.start(host: httpHost, port: httpPort)
+                // A second line, after the first that scripts already read: where HTTP listens.
+                _ = StandardStream.emit("http listening \(describeAddress(host: httpHost, port: boundHTTP))\n")
+            }
             for address in peer {
                 let (peerHost, peerPort) = try HostPort.parse(address, option: "--peer")
                 try await driver.addPeer(host: peerHost, port: peerPort)
             }
         } catch {
+            await httpServer?.stop()
             await driver.shutdown()
             await replica.shutdown()
             throw error
         }
-        let compaction = Task { await compactWhileRunning(replica, logger: logger) }
+        let compacted = httpServer
+        let compaction = Task {
+            await compactWhileRunning(replica, logger: logger) { compacted?.noteCompaction() }
+        }
         let storage = Task { await watchStorage(replica, stop: stop) }
         await stop.wait()
         for task in [compaction, storage] {
             task.cancel()
             await task.value
         }
+        await httpServer?.stop()
         await driver.shutdown()
         try await close(replica, logger: logger)
     }
@@ -267,7 +300,9 @@ extension ServeCommand {
 
     /// On SIGHUP: reads both files again and hands the new book to the driver; a file that no longer parses
     /// changes nothing (the daemon goes on with the book it has, and says why).
-    private static func reloadTokens(tokens: String?, rules: String?, into driver: SyncDriver, logger: Logger) async {
+    private static func reloadTokens(
+        tokens: String?, rules: String?, into driver: SyncDriver, http: HTTPAccess, logger: Logger
+    ) async {
         let book: TokenBook
         do {
             book = try loadTokens(tokens: tokens, rules: rules, logger: logger)
@@ -276,6 +311,7 @@ extension ServeCommand {
                 "reload refused: the token and rules in force are kept", metadata: ["error": "\(error)"])
             return
         }
+        http.update(book)
         do {
             try await driver.updateTokens(book)
         } catch {
@@ -286,13 +322,16 @@ extension ServeCommand {
 
 extension ServeCommand {
     /// Every second, compacts the log once `--compact-after` ops are stable, until cancelled.
-    private func compactWhileRunning(_ replica: Replica, logger: Logger) async {
+    private func compactWhileRunning(
+        _ replica: Replica, logger: Logger, compacted: @Sendable () -> Void = {}
+    ) async {
         guard compactAfter > 0 else { return }
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
             guard !Task.isCancelled, replica.compactableOpCount() >= compactAfter else { continue }
             do {
                 let report = try await replica.compact(vacuum: false)
+                compacted()
                 logger.info(
                     "compacted the log",
                     metadata: [

@@ -63,6 +63,9 @@ final class Daemon {
     let port: Int
     let database: String
     private let logPath: String
+    /// The daemon's standard output, and what was read of it past the first line.
+    private let reader: FileHandle
+    private var unread = ""
 
     /// Starts `weft serve` and waits (at most `seconds`) for its `listening HOST:PORT` line. With
     /// `fileBlocksMax`, the daemon may not write files beyond that many 512-byte blocks (`ulimit -f`): its
@@ -97,7 +100,7 @@ final class Daemon {
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         try process.run()
-        let reader = output.fileHandleForReading
+        reader = output.fileHandleForReading
         let deadline = Date().addingTimeInterval(seconds)
         var text = ""
         while !text.contains("\n") {
@@ -117,6 +120,23 @@ final class Daemon {
             throw WeftBinary.Failure(description: "unexpected first line from weft serve: \(text)")
         }
         self.port = bound
+        unread = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).dropFirst().first.map(String.init) ?? ""
+    }
+
+    /// Reads the next line of the daemon's standard output (at most `seconds`), such as `http listening`.
+    func nextLine(seconds: Double = 20) throws -> String {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !unread.contains("\n") {
+            guard Date() < deadline, process.isRunning else {
+                throw WeftBinary.Failure(description: "no further line from weft serve: \(log)")
+            }
+            let chunk = reader.availableData
+            if chunk.isEmpty { usleep(5_000) }
+            unread += String(decoding: chunk, as: UTF8.self)
+        }
+        let parts = unread.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+        unread = parts.count > 1 ? String(parts[1]) : ""
+        return String(parts[0])
     }
 
     /// The daemon's log so far.

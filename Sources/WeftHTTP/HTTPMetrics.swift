@@ -1,0 +1,112 @@
+import Foundation
+import Hummingbird
+import Prometheus
+import Weft
+import WeftCore
+
+/// One peer's line in `/metrics`.
+public struct HTTPPeerGauge: Sendable {
+    /// The peer's address as the sync driver shows it.
+    public var address: String
+    /// Ops this replica holds that the peer has not acknowledged.
+    public var opsBehind: UInt64
+    /// True while a session with it is open.
+    public var isConnected: Bool
+
+    /// A peer's gauges.
+    public init(address: String, opsBehind: UInt64, isConnected: Bool) {
+        self.address = address
+        self.opsBehind = opsBehind
+        self.isConnected = isConnected
+    }
+}
+
+/// The daemon's Prometheus metrics, served at `GET /metrics` in the text exposition format.
+///
+/// Counters move as things happen; the gauges of the replica and of the peers are read when scraped.
+final class HTTPMetrics: @unchecked Sendable {
+    let registry = PrometheusCollectorRegistry()
+    let requests: Counter
+    let writesApplied: Counter
+    let writesRejected: Counter
+    let unauthorized: Counter
+    let streamsOpened: Counter
+    let opsApplied: Counter
+    let opsRejected: Counter
+    private let streamsOpen: Gauge
+    private let logOps: Gauge
+    private let commits: Gauge
+    private let opsCommitted: Gauge
+    private let databaseBytes: Gauge
+    private let lastCompaction: Gauge
+    var peers: @Sendable () -> [HTTPPeerGauge] = { [] }
+    var streamCount: @Sendable () -> Int = { 0 }
+    private var listenerToken: ChangeListenerToken?
+    private let replica: Replica
+
+    init(replica: Replica) {
+        self.replica = replica
+        requests = registry.makeCounter(name: "weft_http_requests_total", help: "HTTP requests received")
+        writesApplied = registry.makeCounter(
+            name: "weft_http_writes_total", help: "HTTP writes answered once durable")
+        writesRejected = registry.makeCounter(
+            name: "weft_http_writes_rejected_total", help: "HTTP writes refused (bad data, rejected op, storage)")
+        unauthorized = registry.makeCounter(
+            name: "weft_http_unauthorized_total", help: "HTTP requests without a valid client token")
+        streamsOpened = registry.makeCounter(name: "weft_http_streams_opened_total", help: "Event streams opened")
+        opsApplied = registry.makeCounter(
+            name: "weft_ops_applied_total", help: "Ops applied by the merge, local and remote, since start")
+        opsRejected = registry.makeCounter(
+            name: "weft_ops_rejected_total", help: "Ops rejected by the merge (stale reads, bad increments)")
+        streamsOpen = registry.makeGauge(name: "weft_http_streams_open", help: "Event streams open now")
+        logOps = registry.makeGauge(name: "weft_log_ops", help: "Ops in the replica's log (not yet compacted)")
+        commits = registry.makeGauge(name: "weft_group_commits", help: "Group commits since start")
+        opsCommitted = registry.makeGauge(name: "weft_ops_committed", help: "Ops written by group commits since start")
+        databaseBytes = registry.makeGauge(name: "weft_database_bytes", help: "Size of the database file")
+        lastCompaction = registry.makeGauge(
+            name: "weft_last_compaction_seconds", help: "Unix time of the last compaction, 0 for none since start")
+        listenerToken = replica.addChangeListener { [weak self] batch in
+            var applied: Int64 = 0
+            var rejected: Int64 = 0
+            for outcome in batch.outcomes.values {
+                switch outcome {
+                case .applied: applied += 1
+                case .rejected: rejected += 1
+                case .waiting: break
+                }
+            }
+            if applied > 0 { self?.opsApplied.increment(by: applied) }
+            if rejected > 0 { self?.opsRejected.increment(by: rejected) }
+        }
+    }
+
+    func stop() { listenerToken?.cancel() }
+
+    /// Records a compaction's time.
+    func noteCompaction(at date: Date) {
+        lastCompaction.set(date.timeIntervalSince1970)
+    }
+
+    /// The scrape: gauges read now, then every metric in Prometheus's text format.
+    func response() -> Response {
+        streamsOpen.set(Double(streamCount()))
+        logOps.set(Double(replica.logOpCount))
+        let statistics = replica.statistics
+        commits.set(Double(statistics.commits))
+        opsCommitted.set(Double(statistics.opsCommitted))
+        if let bytes = try? replica.bytesOnDisk() { databaseBytes.set(Double(bytes)) }
+        for peer in peers() {
+            registry.makeGauge(
+                name: "weft_peer_ops_behind", labels: [("peer", peer.address)],
+                help: "Ops this replica holds that the peer has not acknowledged"
+            ).set(Double(peer.opsBehind))
+            registry.makeGauge(
+                name: "weft_peer_connected", labels: [("peer", peer.address)],
+                help: "1 while a session with the peer is open"
+            ).set(peer.isConnected ? 1.0 : 0.0)
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+    }
+}
