@@ -30,9 +30,11 @@ extension EventLoop {
     ///
     /// Calling it on the loop thread is a programming error (it would wait for itself).
     public func waitUntilStopped() {
-        precondition(!inLoopThread, "waitUntilStopped() on the loop thread of \(label) would wait for itself")
         joinLock.withLock {
+            // Once joined, the loop thread's id may belong to a new thread (the system reuses a joined thread's
+            // id): checking it first would take a later caller for the loop thread.
             guard !joined else { return }
+            precondition(!inLoopThread, "waitUntilStopped() on the loop thread of \(label) would wait for itself")
             var loopThread = thread
             uv_thread_join(&loopThread)
             joined = true

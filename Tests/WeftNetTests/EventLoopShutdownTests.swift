@@ -1,3 +1,4 @@
+import CLibUV
 import Testing
 
 @testable import WeftNet
@@ -41,6 +42,28 @@ import Testing
         #expect(ran.values == Array(0..<100))
     }
 
+    @Test func waitingForAJoinedLoopReturnsOnAThreadThatReusesTheLoopThreadsID() throws {
+        // The system gives a joined thread's id (its control block) to the next thread it starts, so a thread
+        // started after the join may compare equal to the loop thread. A second wait from such a thread (a
+        // second SyncDriver.shutdown) was taken for the loop waiting for itself and stopped the process.
+        for round in 0..<50 {
+            let loop = try EventLoop(label: "weft.net.test.rejoin.\(round)")
+            loop.shutdown()
+            let waited = Recorder<Int>()
+            var thread = uv_thread_t()
+            let box = Unmanaged.passRetained(WaitBox(loop: loop, waited: waited))
+            let started = uv_thread_create(&thread, { argument in
+                guard let argument else { return }
+                let box = Unmanaged<WaitBox>.fromOpaque(argument).takeRetainedValue()
+                box.loop.waitUntilStopped()
+                box.waited.append(1)
+            }, box.toOpaque())
+            #expect(started == 0)
+            uv_thread_join(&thread)
+            #expect(waited.count == 1)
+        }
+    }
+
     @Test func shutdownIsIdempotentAndSafeFromSeveralThreads() async throws {
         let loop = try EventLoop(label: "weft.net.test.twice")
         await withTaskGroup(of: Void.self) { group in
@@ -70,5 +93,16 @@ import Testing
         }
         loop.shutdown()
         #expect(codes.values == [.loopStopped, .loopStopped, .loopStopped])
+    }
+}
+
+/// What the thread of the rejoin test needs: the loop to wait for and where to say it returned.
+private final class WaitBox: Sendable {
+    let loop: EventLoop
+    let waited: Recorder<Int>
+
+    init(loop: EventLoop, waited: Recorder<Int>) {
+        self.loop = loop
+        self.waited = waited
     }
 }
