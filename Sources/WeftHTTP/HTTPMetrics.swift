@@ -46,25 +46,31 @@ final class HTTPMetrics: @unchecked Sendable {
 
     init(replica: Replica) {
         self.replica = replica
-        requests = registry.makeCounter(name: "weft_http_requests_total", help: "HTTP requests received")
+        requests = registry.makeCounter(descriptor: Self.named("weft_http_requests_total", "HTTP requests received"))
         writesApplied = registry.makeCounter(
-            name: "weft_http_writes_total", help: "HTTP writes answered once durable")
+            descriptor: Self.named("weft_http_writes_total", "HTTP writes answered once durable"))
         writesRejected = registry.makeCounter(
-            name: "weft_http_writes_rejected_total", help: "HTTP writes refused (bad data, rejected op, storage)")
+            descriptor: Self.named(
+                "weft_http_writes_rejected_total", "HTTP writes refused (bad data, rejected op, storage)"))
         unauthorized = registry.makeCounter(
-            name: "weft_http_unauthorized_total", help: "HTTP requests without a valid client token")
-        streamsOpened = registry.makeCounter(name: "weft_http_streams_opened_total", help: "Event streams opened")
+            descriptor: Self.named("weft_http_unauthorized_total", "HTTP requests without a valid client token"))
+        streamsOpened = registry.makeCounter(
+            descriptor: Self.named("weft_http_streams_opened_total", "Event streams opened"))
         opsApplied = registry.makeCounter(
-            name: "weft_ops_applied_total", help: "Ops applied by the merge, local and remote, since start")
+            descriptor: Self.named("weft_ops_applied_total", "Ops applied by the merge, local and remote, since start"))
         opsRejected = registry.makeCounter(
-            name: "weft_ops_rejected_total", help: "Ops rejected by the merge (stale reads, bad increments)")
-        streamsOpen = registry.makeGauge(name: "weft_http_streams_open", help: "Event streams open now")
-        logOps = registry.makeGauge(name: "weft_log_ops", help: "Ops in the replica's log (not yet compacted)")
-        commits = registry.makeGauge(name: "weft_group_commits", help: "Group commits since start")
-        opsCommitted = registry.makeGauge(name: "weft_ops_committed", help: "Ops written by group commits since start")
-        databaseBytes = registry.makeGauge(name: "weft_database_bytes", help: "Size of the database file")
+            descriptor: Self.named("weft_ops_rejected_total", "Ops rejected by the merge (stale reads, bad increments)")
+        )
+        streamsOpen = registry.makeGauge(descriptor: Self.named("weft_http_streams_open", "Event streams open now"))
+        logOps = registry.makeGauge(
+            descriptor: Self.named("weft_log_ops", "Ops in the replica's log (not yet compacted)"))
+        commits = registry.makeGauge(descriptor: Self.named("weft_group_commits", "Group commits since start"))
+        opsCommitted = registry.makeGauge(
+            descriptor: Self.named("weft_ops_committed", "Ops written by group commits since start"))
+        databaseBytes = registry.makeGauge(descriptor: Self.named("weft_database_bytes", "Size of the database file"))
         lastCompaction = registry.makeGauge(
-            name: "weft_last_compaction_seconds", help: "Unix time of the last compaction, 0 for none since start")
+            descriptor: Self.named(
+                "weft_last_compaction_seconds", "Unix time of the last compaction, 0 for none since start"))
         listenerToken = replica.addChangeListener { [weak self] batch in
             var applied: Int64 = 0
             var rejected: Int64 = 0
@@ -82,6 +88,11 @@ final class HTTPMetrics: @unchecked Sendable {
 
     func stop() { listenerToken?.cancel() }
 
+    /// A metric's descriptor: its whole name (the unit already in it, as `_total`) and its help line.
+    private static func named(_ name: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+    }
+
     /// Records a compaction's time.
     func noteCompaction(at date: Date) {
         lastCompaction.set(date.timeIntervalSince1970)
@@ -97,12 +108,13 @@ final class HTTPMetrics: @unchecked Sendable {
         if let bytes = try? replica.bytesOnDisk() { databaseBytes.set(Double(bytes)) }
         for peer in peers() {
             registry.makeGauge(
-                name: "weft_peer_ops_behind", labels: [("peer", peer.address)],
-                help: "Ops this replica holds that the peer has not acknowledged"
+                descriptor: Self.named(
+                    "weft_peer_ops_behind", "Ops this replica holds that the peer has not acknowledged"),
+                labels: [("peer", peer.address)]
             ).set(Double(peer.opsBehind))
             registry.makeGauge(
-                name: "weft_peer_connected", labels: [("peer", peer.address)],
-                help: "1 while a session with the peer is open"
+                descriptor: Self.named("weft_peer_connected", "1 while a session with the peer is open"),
+                labels: [("peer", peer.address)]
             ).set(peer.isConnected ? 1.0 : 0.0)
         }
         return Response(
