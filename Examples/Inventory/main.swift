@@ -105,6 +105,8 @@ func run() async throws {
     let port = try await warehouse.listen(on: "127.0.0.1:0", token: token)
     let shop = try Replica.open(at: shopPath)
     try await shop.connect(to: "127.0.0.1:\(port)", token: token, waitUntilConnected: .seconds(30))
+    // The shop's side is connected once `connect` returns; the warehouse records the session a moment later.
+    try await poll("the warehouse to see the shop") { warehouse.syncStatus.connectedCount == 1 }
     try check(warehouse.syncStatus.connectedCount == 1, "the warehouse on port \(port) sees the shop")
 
     let items = try warehouse.node(at: "/inventory/items")
