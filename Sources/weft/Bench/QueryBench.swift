@@ -23,6 +23,8 @@ enum QueryBench {
     static let queryRuns = 2_000
     /// Writes timed with and without a live query open.
     static let writes = 5_000
+    /// Children written by one merge op while filling the collection (about 3 MiB encoded).
+    static let childrenPerMerge = 50_000
 
     static func run(_ options: Options, progress: BenchProgress) async throws -> [Measurement] {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("weft-bench-query-\(UUID())")
@@ -44,11 +46,18 @@ enum QueryBench {
         var replicaOptions = ReplicaOptions()
         replicaOptions.groupCommitDelayMilliseconds = 0
         let replica = try Replica.inMemory(options: replicaOptions)
-        var children: [Key: Value] = [:]
-        children.reserveCapacity(rows.count)
-        for row in rows { children[Key(unchecked: row.key)] = row.value }
-        try replica.submit(path: try Path("/posts"), kind: .set(.object(children)), at: .now)
-        children = [:]
+        // In merges of a bounded number of children: one op carries at most WeftLimits' op size, which a
+        // million children of 5 fields (about 64 MiB encoded) would pass.
+        let collection = try Path("/posts")
+        var start = 0
+        while start < rows.count {
+            let end = min(start + Self.childrenPerMerge, rows.count)
+            let children = try rows[start..<end].map { row in
+                MergeChild(relative: try Path(keys: [Key(unchecked: row.key)]), value: row.value)
+            }
+            try replica.submit(path: collection, kind: .merge(children), at: .now)
+            start = end
+        }
         try await replica.flush()
         guard let posts = replica.node(for: "/posts") else { throw BenchFailure("no /posts node") }
         let top = try posts.orderedByChild("score").starting(at: .int(low)).limit(toFirst: 20)
