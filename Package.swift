@@ -116,9 +116,15 @@ let package = Package(
             path: "Simulations/weft-sim",
             swiftSettings: strict
         ),
+        // Test helpers shared by the test targets (the one op builder).
+        .target(
+            name: "WeftTestSupport", dependencies: ["WeftCore"], path: "Tests/WeftTestSupport", swiftSettings: strict
+        ),
         .testTarget(
             name: "WeftCoreTests",
-            dependencies: ["WeftCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "WeftCore", "WeftTestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
@@ -155,7 +161,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WeftSimulationTests",
-            dependencies: ["WeftSimulation", "WeftCore", "weft-sim"],
+            dependencies: ["WeftSimulation", "WeftCore", "WeftTestSupport", "weft-sim"],
             swiftSettings: strict
         ),
     ]
