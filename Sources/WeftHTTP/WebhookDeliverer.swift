@@ -90,6 +90,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
     let jitter: @Sendable () -> Double
     private let lock = NSLock()
     private var dirty = true
+    private var stopping = false
     private var task: Task<Void, Never>?
     private var listenerToken: ChangeListenerToken?
     private var bookListener: UUID?
@@ -130,15 +131,21 @@ public final class WebhookDeliverer: @unchecked Sendable {
         lock.withLock { self.task = task }
     }
 
-    /// Stops delivering; a delivery in flight is abandoned (and sent again, with its id, after a restart).
+    /// Stops delivering once the deliveries in flight are answered (or time out): nothing is cancelled,
+    /// as cancelling a URLSession task can deadlock on Linux's FoundationNetworking. A delivery whose
+    /// answer is lost is sent again, with its id, after a restart.
     public func stop() async {
         listenerToken?.cancel()
         if let bookListener { replica.subscriptions.removeListener(bookListener) }
-        let task = lock.withLock { self.task }
-        task?.cancel()
+        let task = lock.withLock { () -> Task<Void, Never>? in
+            stopping = true
+            return self.task
+        }
         wake.finish()
         await task?.value
     }
+
+    private var isStopping: Bool { lock.withLock { stopping } }
 
     private func poke() {
         lock.withLock { dirty = true }
@@ -147,13 +154,13 @@ public final class WebhookDeliverer: @unchecked Sendable {
 
     private func run() async {
         var retryAt: Int64?
-        while !Task.isCancelled {
+        while !isStopping {
             let now = clock()
             let due = lock.withLock { () -> Bool in
                 defer { dirty = false }
                 return dirty
             }
-            if due || (retryAt.map { $0 <= now } ?? false) {
+            if due || (retryAt.map { $0 <= now } ?? false), !isStopping {
                 retryAt = await round(now: now)
             }
             // Sleeps until a change wakes it or the next retry is due, never longer than a second.

@@ -6,6 +6,18 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(3))) struct HTTPWebhookIntegrationTests {
     static let secret = "the hook's signing secret, 32 b."
 
+    /// Polls `condition` every 20 ms, at most `seconds`, suspending between polls: the receiver answers
+    /// on the same cooperative threads, which a blocking wait could starve.
+    static func waitUntil(_ what: String, seconds: Double = 20, _ condition: () throws -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try condition() { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        if try condition() { return }
+        throw WeftBinary.Failure(description: "timed out after \(seconds) s waiting for \(what)")
+    }
+
     @Test func deliveriesAreSignedRetriedAndSurviveAKill() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
@@ -40,7 +52,7 @@ import Testing
 
         // A change is delivered, signed.
         _ = try await server.send("PUT", "/orders/a.json", body: "1")
-        try eventually("the first delivery") { !receiver.deliveries.isEmpty }
+        try await Self.waitUntil("the first delivery") { !receiver.deliveries.isEmpty }
         let first = receiver.deliveries[0]
         #expect(first.isSigned(with: Self.secret))
         #expect(first.id == "\(id):1")
@@ -49,12 +61,12 @@ import Testing
         // The receiver fails: the daemon retries, and `weft status` shows the subscription failing.
         receiver.failing = true
         _ = try await server.send("PUT", "/orders/b.json", body: "2")
-        try eventually("a failing subscription") {
+        try await Self.waitUntil("a failing subscription") {
             let status = try DaemonIntegrationTests.client(server.daemon, name: "hub", ["status"]).stdout
             return status.contains(#""failingCount":1"#)
         }
         receiver.failing = false
-        try eventually("the missed change") {
+        try await Self.waitUntil("the missed change") {
             (receiver.deliveries.last?.json["value"] as? [String: Int]) == ["a": 1, "b": 2]
         }
         #expect(receiver.deliveries.last?.id == "\(id):2")
@@ -63,11 +75,11 @@ import Testing
         receiver.failing = true
         let attempts = receiver.attempts
         _ = try await server.send("PUT", "/orders/c.json", body: "3")
-        try eventually("an attempt") { receiver.attempts > attempts }
+        try await Self.waitUntil("an attempt") { receiver.attempts > attempts }
         _ = server.daemon.stop()
         receiver.failing = false
         server = try HTTPRESTIntegrationTests.Server(scratch, options: options)
-        try eventually("the change after the restart") {
+        try await Self.waitUntil("the change after the restart") {
             (receiver.deliveries.last?.json["value"] as? [String: Int]) == ["a": 1, "b": 2, "c": 3]
         }
         let ids = receiver.deliveries.map(\.id).filter { $0.hasPrefix(id) }
