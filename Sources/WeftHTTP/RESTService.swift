@@ -133,10 +133,10 @@ final class RESTService: Sendable {
         return .object(children.mapValues { $0.isObject ? .bool(true) : $0 })
     }
 
-    /// Answers a query over the node's current value: the one place a REST query is evaluated (it can
-    /// switch to the replica's indexed road once the replica answers queries itself).
+    /// Answers a query as the binary protocol does: through the replica's index of the collection when
+    /// one serves it (`weft serve --index`), else by scanning the node's children.
     func answer(_ query: Query) -> Value {
-        query.evaluate(replica.value(at: query.path)).value
+        replica.answer(query).value
     }
 
     // MARK: - Writes
