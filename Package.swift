@@ -155,8 +155,21 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "WeftHTTPTests",
+            dependencies: [
+                "WeftHTTP", "Weft", "WeftCore", "WeftSync", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "IntegrationTests",
-            dependencies: ["WeftCore", "Weft", "weft"],
+            dependencies: [
+                "WeftCore", "Weft", "weft", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -69,6 +69,8 @@ public enum SyncLimits {
     public static let clientRequestsPendingMax = 256
     /// Most active watches of one client session.
     public static let clientWatchesMax = 1024
+    /// Longest webhook identifier, context string or device token of a subscription, in UTF-8 bytes.
+    public static let subscriptionFieldBytesMax = 1024
 
     // MARK: - Time
 

@@ -9,7 +9,7 @@ struct BenchCommand: AsyncParsableCommand {
     )
 
     enum Suite: String, ExpressibleByArgument, CaseIterable {
-        case merge, write, open, sync, heal, query, all
+        case merge, write, open, sync, heal, query, http, all
     }
 
     @Argument(help: "Suite to run: \(Suite.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -35,6 +35,9 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(help: "query: number of children (of 5 fields each) in the collection queried.")
     var children: Int = 1_000_000
+
+    @Option(help: "http: durable writes made by 16 clients, through each protocol.")
+    var httpWrites: Int = 16_000
 
     @Option(help: "Seed of the generated workload.")
     var seed: UInt64 = 1
@@ -94,6 +97,10 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if suite == .query || suite == .all {
             measurements += try await QueryBench.run(QueryBench.Options(children: children, seed: seed), progress: progress)
+        }
+        if suite == .http || suite == .all {
+            let options = HTTPBench.Options(writes: httpWrites, reads: httpWrites * 2, latencySamples: 200)
+            measurements += try await HTTPBench.run(options, progress: progress)
         }
         print(json ? try MeasurementPrinter.json(measurements) : MeasurementPrinter.table(measurements))
     }

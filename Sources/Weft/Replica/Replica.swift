@@ -188,6 +188,7 @@ public final class Replica: @unchecked Sendable {
         self.replicaID = identity.replica
         self.api = APIState(encoder: options.encoder, decoder: options.decoder, label: "weft.replica.callbacks")
         api.missingCollectionsAsEmpty = options.decodesMissingCollectionsAsEmpty
+        api.subscriptions.attach(store as? any SubscriptionStore)
         // A file compacted past its clock (which an older version could do) would otherwise stamp its next
         // writes below the frontier, where they cannot be stored.
         self.clock = HybridClock(

@@ -2,6 +2,10 @@ import WeftSync
 
 /// Named limits of the public API.
 public enum WeftLimits {
+    /// Failed delivery attempts in a row after which a subscription shows as failing (it keeps retrying).
+    public static let subscriptionFailuresBeforeFailing = 5
+    /// Most webhook and notification subscriptions one replica keeps.
+    public static let subscriptionsMax = 10_000
     /// Most key paths one observation (`DataNode.observe(keyPaths:on:_:)`) may name.
     public static let observedKeyPathsMax = 1_000
     /// Most attempts of a transaction closure before it reports `retriesExhausted` (Firebase's 25).

@@ -228,6 +228,9 @@ extension SyncDriver {
             let reply = ClientReply(id: request.id, result: .ok(statusReport()))
             return perform(channel.session.onClientReply(reply, now: now), on: channel)
         }
+        if let result = answerSubscription(request.command, client: Self.clientName(channel.session.peerHello)) {
+            return perform(channel.session.onClientReply(ClientReply(id: request.id, result: result), now: now), on: channel)
+        }
         guard let clientService else {
             let error = SyncError(.requestFailed, "this replica serves no client requests")
             return perform(
