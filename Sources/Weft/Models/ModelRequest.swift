@@ -5,6 +5,8 @@ import WeftCore
 /// and what is done to its result to give the typed order and window.
 ///
 /// - No ordering: by key (push ids: creation order), the limit in the query.
+/// - Comparisons of the first ordering's field (`>`, `>=`, `<`, `<=`, `==`, among the predicate's
+///   top-level `&&`) also set the query's range, which an index on that field reads directly.
 /// - One ordering: `orderedByChild` on its field; ascending takes `limit(toFirst:)`, descending
 ///   `limit(toLast:)` and reverses the rows (ties by key, descending).
 /// - More orderings: the first in the query (to narrow through its index), the rows sorted by all of
@@ -25,6 +27,14 @@ struct ModelRequest: Sendable, Hashable {
             }
             query = try query.orderedByChild(first.path)
         }
+        if let first = orders.first, let predicate {
+            // Comparisons of the ordering's field become the query's range too, so an index on it reads
+            // only the entries in range; the predicate stays, to refuse the other kinds the range admits.
+            let field = QueryField(keys: first.keys)
+            let (lower, upper) = Self.bounds(of: predicate, on: field)
+            if let lower { query = try query.starting(at: lower) }
+            if let upper { query = try query.ending(at: upper) }
+        }
         if let predicate { query = try query.where(predicate) }
         if let limit, orders.count <= 1 {
             query = try (orders.first?.isAscending ?? true) ? query.limit(toFirst: limit) : query.limit(toLast: limit)
@@ -32,6 +42,27 @@ struct ModelRequest: Sendable, Hashable {
         self.query = query
         self.orders = orders
         self.limit = limit
+    }
+
+    /// The values a conjunct of `predicate` bounds `field` from below and from above with (the first of
+    /// each): `>`, `>=` and `==` give a lower bound, `<`, `<=` and `==` an upper one.
+    static func bounds(of predicate: QueryPredicate, on field: QueryField) -> (lower: Value?, upper: Value?) {
+        var lower: Value?
+        var upper: Value?
+        for conjunct in predicate.conjuncts {
+            guard case let .compare(compared, comparison, value) = conjunct, compared == field, !value.isNull else {
+                continue
+            }
+            switch comparison {
+            case .greater, .greaterOrEqual: lower = lower ?? value
+            case .less, .lessOrEqual: upper = upper ?? value
+            case .equal:
+                lower = lower ?? value
+                upper = upper ?? value
+            case .notEqual: break
+            }
+        }
+        return (lower, upper)
     }
 
     /// The typed result of the query's result.
