@@ -57,14 +57,18 @@ extension Model {
         if let target {
             try access.checkOwns(target)
             node = target
-            try writer.recordSet(.null, at: node)
         } else {
             let collection = try Self.collectionNode(in: access)
             node = try collection.childNode(validating: try writer.reservePushKey(under: collection))
         }
         // Bound first: fields that write relative to their object (collections) find its node.
         source = .live(node)
-        try recordFields(to: writer, at: node, inserting: true)
+        // One set of the whole object (replacing what the node held), not one per field: a batch of
+        // inserts then has as many writes as objects, as `batch.set(object, at:)` would.
+        let collector = ObjectCollector(base: writer, root: node)
+        try recordFields(to: collector, at: node, inserting: true)
+        try writer.recordSet(collector.object, at: node)
+        try collector.replayIncrements()
     }
 
     func delete(to writer: any ModelWriter) throws {
@@ -121,5 +125,42 @@ extension WriteBatch: ModelWriter {
             preconditionFailure("a child has a key")
         }
         return key
+    }
+}
+
+/// A writer that gathers the sets below one node into one value (for an insert), and passes every other
+/// write to the writer below; increments below the node wait until the gathered value is set.
+final class ObjectCollector: ModelWriter {
+    let base: any ModelWriter
+    let root: DataNode
+    private(set) var object = Value.null
+    private var increments: [(step: Number, node: DataNode)] = []
+
+    init(base: any ModelWriter, root: DataNode) {
+        self.base = base
+        self.root = root
+    }
+
+    func recordSet(_ value: Value, at node: DataNode) throws {
+        guard node.access.isSame(as: root.access), let keys = root.location.relativeKeys(of: node.location) else {
+            return try base.recordSet(value, at: node)
+        }
+        _ = object.write(value, at: keys)
+    }
+
+    func recordIncrement(by step: Number, at node: DataNode) throws {
+        guard root.location.isAncestorOrSelf(of: node.location) else {
+            return try base.recordIncrement(by: step, at: node)
+        }
+        increments.append((step, node))
+    }
+
+    func recordRead(_ node: DataNode) throws -> Value? { try base.recordRead(node) }
+
+    func reservePushKey(under node: DataNode) throws -> String { try base.reservePushKey(under: node) }
+
+    /// Records the increments held back, after the gathered value.
+    func replayIncrements() throws {
+        for (step, node) in increments { try base.recordIncrement(by: step, at: node) }
     }
 }
