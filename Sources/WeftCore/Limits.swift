@@ -12,6 +12,8 @@ public enum CoreLimits {
     public static let objectChildrenMax = 10_000_000
     /// Most parts in one batch op, and most children listed by one merge op.
     public static let batchPartsMax = 100_000
+    /// Most separate paths one guarded batch (a transaction that read several nodes) may read.
+    public static let guardedReadsMax = 256
     /// Most origins in one version vector.
     public static let versionVectorEntriesMax = 1_000_000
     /// Largest JSON text accepted, in bytes.

@@ -1,3 +1,4 @@
+import WeftCore
 import WeftSync
 
 /// Named limits of the public API.
@@ -42,6 +43,12 @@ public enum WeftLimits {
     /// Most times one `decodedValue(as:)` offers a node to the decoder: once, then once more for each
     /// array field of the type the decoder found stored as an object (its elements share one attempt).
     public static let decodingAttemptsMax = 64
+    /// Most bytes of a model's `Data` field: stored as base64 (4 characters per 3 bytes), it must fit in
+    /// one string of the tree.
+    public static let modelDataBytesMax = CoreLimits.stringBytesMax / 4 * 3
+    /// Longest key `Values` makes when inserting between two elements: each insertion into the same gap
+    /// may add a character; past this length, assign the whole collection to re-key it.
+    public static let valuesKeyBytesMax = 512
 }
 
 /// Named limits of the sync shell (``SyncDriver``).

@@ -14,7 +14,7 @@ public struct WeftError: Error, Sendable, Hashable, CustomStringConvertible {
         case clockRefused
         case shutDown
         case storage, databaseInUse, notAWeftDatabase, newerSchema, copiedDatabase, diskFull, readOnly
-        case transactionAborted, retriesExhausted, rejected
+        case transactionAborted, retriesExhausted, rejected, transactionCommitted
         case sync, authentication, protocolMismatch, timeout
         case unknownFunction
         case invalidQuery

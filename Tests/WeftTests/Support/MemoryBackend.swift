@@ -127,6 +127,11 @@ final class MemoryBackend: ReplicaBackend, @unchecked Sendable {
     }
 
     /// Merges ops from another replica, as a sync session would deliver them.
+    /// The ops `origin` made that this backend holds, in sequence order (to hand to another backend).
+    func ops(from origin: ReplicaID) -> [Op] {
+        lock.withLock { engine.ops(from: origin, after: 0, limit: .max) }
+    }
+
     func receiveRemote(_ ops: [Op]) throws {
         try lock.withLock {
             for op in ops { try clock.receive(op.stamp, wallMillis: wallMillis()) }

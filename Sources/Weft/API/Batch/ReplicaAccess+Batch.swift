@@ -49,10 +49,6 @@ extension ReplicaAccess {
         guard !batch.isAborted else {
             throw WeftError(.transactionAborted, "the batch was aborted; nothing was written")
         }
-        guard let first = batch.writes.first else { return nil }
-        let common = batch.writes.dropFirst().reduce(first.path) { $0.commonAncestor(with: $1.path) }
-        let receipt = try submit(path: common, kind: .batch(batch.writes), at: time)
-        state.noteBlindWrite(at: batch.blindPaths)
-        return receipt
+        return try submitRecorded(batch.recorder, read: nil)
     }
 }

@@ -18,17 +18,17 @@ import WeftCore
 /// }
 /// ```
 public final class WriteBatch {
-    let access: ReplicaAccess
-    let time: WeftTime
-    private(set) var writes: [Write] = []
-    private(set) var blindPaths: [Path] = []
+    var recorder: WriteRecorder
     private(set) var isAborted = false
-    private var bytes = 0
 
     init(access: ReplicaAccess, time: WeftTime) {
-        self.access = access
-        self.time = time
+        recorder = WriteRecorder(access: access, time: time)
     }
+
+    var access: ReplicaAccess { recorder.access }
+    var time: WeftTime { recorder.time }
+    var writes: [Write] { recorder.writes }
+    var blindPaths: [Path] { recorder.blindPaths }
 
     /// Sets a node to an `Encodable` value (nil deletes it); see ``DataNode/set(_:at:waitingFor:)``.
     ///
@@ -37,13 +37,7 @@ public final class WriteBatch {
     /// ```
     /// - Throws: `WeftError` as ``DataNode/set(_:at:waitingFor:)``, or `invalidPath` for a node of another
     ///   replica, or `valueTooLarge` when the batch grows beyond one op.
-    public func set(_ value: (some Encodable)?, at node: DataNode) throws {
-        try check(node)
-        let encoded = try access.state.coding.encodeUnchecked(value, at: node.location)
-        try record(
-            .set(node.location, try ValueCheck.validated(encoded, at: node.location, bytes: &bytes)),
-            blind: [node.location])
-    }
+    public func set(_ value: (some Encodable)?, at node: DataNode) throws { try recorder.set(value, at: node) }
 
     /// Sets a node to a JSON object graph; see ``DataNode/set(_:_:at:waitingFor:)``.
     ///
@@ -51,13 +45,7 @@ public final class WriteBatch {
     /// try batch.set(.raw, ["total": 42], at: order)
     /// ```
     /// - Throws: `WeftError` as ``DataNode/set(_:_:at:waitingFor:)``.
-    public func set(_ raw: RawMarker, _ json: Any?, at node: DataNode) throws {
-        try check(node)
-        let value = try RawJSON.value(of: json, at: node.location)
-        try record(
-            .set(node.location, try ValueCheck.validated(value, at: node.location, bytes: &bytes)),
-            blind: [node.location])
-    }
+    public func set(_ raw: RawMarker, _ json: Any?, at node: DataNode) throws { try recorder.set(raw, json, at: node) }
 
     /// Deletes a node; see ``DataNode/clear(at:waitingFor:)``.
     ///
@@ -65,10 +53,7 @@ public final class WriteBatch {
     /// try batch.clear(at: cart)
     /// ```
     /// - Throws: `WeftError` with code `invalidPath` for a node of another replica.
-    public func clear(at node: DataNode) throws {
-        try check(node)
-        try record(.set(node.location, .null), blind: [node.location])
-    }
+    public func clear(at node: DataNode) throws { try recorder.clear(at: node) }
 
     /// Merges the members of an `Encodable` object into a node; see ``DataNode/merge(with:at:waitingFor:)``.
     ///
@@ -76,11 +61,7 @@ public final class WriteBatch {
     /// try batch.merge(with: ["status": "paid"], at: order)
     /// ```
     /// - Throws: `WeftError` as ``DataNode/merge(with:at:waitingFor:)``.
-    public func merge(with value: some Encodable, at node: DataNode) throws {
-        try check(node)
-        let children = try node.mergeChildren(of: access.state.coding.encodeUnchecked(value, at: node.location))
-        try recordMerge(children, at: node)
-    }
+    public func merge(with value: some Encodable, at node: DataNode) throws { try recorder.merge(with: value, at: node) }
 
     /// Merges a raw dictionary (keys may be deeper paths) into a node; see
     /// ``DataNode/merge(_:with:at:waitingFor:)``.
@@ -90,8 +71,7 @@ public final class WriteBatch {
     /// ```
     /// - Throws: `WeftError` as ``DataNode/merge(_:with:at:waitingFor:)``.
     public func merge(_ raw: RawMarker, with json: [String: Any], at node: DataNode) throws {
-        try check(node)
-        try recordMerge(try node.rawMergeChildren(json), at: node)
+        try recorder.merge(raw, with: json, at: node)
     }
 
     /// Increments the number at a node; see ``DataNode/increment(from:by:at:waitingFor:)``. If the node
@@ -102,10 +82,7 @@ public final class WriteBatch {
     /// ```
     /// - Throws: `WeftError` with code `invalidValue` for a non-finite operand.
     public func increment(from start: Number = 0, by step: Number = 1, at node: DataNode) throws {
-        try check(node)
-        try Number.checkFinite(start, step, path: node.path)
-        bytes += 32
-        try record(.increment(node.location, by: step, from: start), blind: [])
+        try recorder.increment(from: start, by: step, at: node)
     }
 
     /// Adds a child under a new push id with an `Encodable` value; see ``DataNode/push(_:at:waitingFor:)``.
@@ -117,10 +94,7 @@ public final class WriteBatch {
     /// - Throws: `WeftError` as ``DataNode/push(_:at:waitingFor:)``.
     @discardableResult
     public func push(_ value: (some Encodable)?, under node: DataNode) throws -> DataNode {
-        try check(node)
-        let child = try node.createChild(at: time)
-        try set(value, at: child)
-        return child
+        try recorder.push(value, under: node)
     }
 
     /// Adds a child under a new push id with a JSON object graph; see ``DataNode/push(_:_:at:waitingFor:)``.
@@ -132,10 +106,7 @@ public final class WriteBatch {
     /// - Throws: `WeftError` as ``DataNode/push(_:_:at:waitingFor:)``.
     @discardableResult
     public func push(_ raw: RawMarker, _ json: Any?, under node: DataNode) throws -> DataNode {
-        try check(node)
-        let child = try node.createChild(at: time)
-        try set(raw, json, at: child)
-        return child
+        try recorder.push(raw, json, under: node)
     }
 
     /// Discards every write of the batch: nothing is applied, and `performChanges` throws
@@ -145,27 +116,4 @@ public final class WriteBatch {
     /// guard stockLeft > 0 else { return batch.abort() }
     /// ```
     public func abort() { isAborted = true }
-
-    private func check(_ node: DataNode) throws {
-        try access.checkOwns(node)
-        guard writes.count < CoreLimits.batchPartsMax else {
-            throw WeftError(.valueTooLarge, "a batch holds at most \(CoreLimits.batchPartsMax) writes", path: node.path)
-        }
-    }
-
-    private func recordMerge(_ children: [MergeChild], at node: DataNode) throws {
-        let checked = try ValueCheck.mergeChildren(children, under: node.location, bytes: &bytes)
-        try record(
-            .merge(node.location, checked), blind: checked.compactMap { try? node.location.appending($0.relative) })
-    }
-
-    private func record(_ write: Write, blind: [Path]) throws {
-        guard bytes <= ValueCheck.valueBytesMax else {
-            throw WeftError(
-                .valueTooLarge, "the batch needs more than \(ValueCheck.valueBytesMax) bytes; split it",
-                path: write.path.description)
-        }
-        writes.append(write)
-        blindPaths.append(contentsOf: blind)
-    }
 }

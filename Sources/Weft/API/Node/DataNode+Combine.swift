@@ -308,7 +308,7 @@ extension DataNode {
 
 /// Carries a Combine promise into a `@Sendable` callback. Combine's `Future` (and OpenCombine's) guards
 /// its promise with a lock, and the callback forms call their completion exactly once.
-private final class PromiseBox<Output>: @unchecked Sendable {
+final class PromiseBox<Output>: @unchecked Sendable {
     private let promise: (Result<Output, WeftError>) -> Void
 
     init(_ promise: @escaping (Result<Output, WeftError>) -> Void) { self.promise = promise }
