@@ -1,9 +1,10 @@
 import WeftCore
 
-/// A deliberately broken merge rule. A run with a sabotage must fail one of the checkers: that is
-/// how the simulator shows its checkers can see such a bug at all.
+/// A deliberately broken merge or stability rule. A run with a sabotage must fail one of the checkers:
+/// that is how the simulator shows its checkers can see such a bug at all.
 ///
-/// Sabotage lives here, in a wrapper around the real engine, never in WeftCore.
+/// Sabotage lives here, never in WeftCore or WeftSync: a merge rule is broken in a wrapper around the
+/// real engine, the stability rule by the shell breaking what it feeds the product's `ReplicaInstance`.
 ///
 /// ```swift
 /// var options = ScenarioOptions()
@@ -22,6 +23,12 @@ public enum Sabotage: String, Codable, Sendable, Hashable, CaseIterable {
     /// A registered call runs once, on the state it meets when it arrives, instead of at its place
     /// in stamp order.
     case callsRunAtArrival = "calls-at-arrival"
+    /// The stable stamp frontier ignores `known`, the ops members acknowledged that this replica does not
+    /// hold yet: an origin whose next op is elsewhere no longer bounds it.
+    case stabilityIgnoresKnown = "stable-ignores-known"
+
+    /// True for a sabotage of the stability rule (``ReplicaInstance``), false for one of the merge engine.
+    public var breaksStability: Bool { self == .stabilityIgnoresKnown }
 
     /// What the sabotage breaks, in a sentence.
     public var summary: String {
@@ -31,6 +38,8 @@ public enum Sabotage: String, Codable, Sendable, Hashable, CaseIterable {
         case .equalIncrementsDropped: return "equal increments of one counter are dropped as duplicates"
         case .transactionsNeverValidated: return "stale transactions are applied instead of rejected"
         case .callsRunAtArrival: return "registered calls run on arrival, not at their place in stamp order"
+        case .stabilityIgnoresKnown:
+            return "the stable stamp frontier ignores ops members hold that this replica has not received"
         }
     }
 }
@@ -91,6 +100,9 @@ final class SabotagedEngine: ReplicaEngine {
     var frontier: Stamp? { inner.frontier }
     var base: Value { inner.base }
     func allCompactedTouches() -> [CompactedTouch] { inner.allCompactedTouches() }
+    func forEachLoggedOp(through frontier: Stamp, _ body: (Op) -> Void) {
+        inner.forEachLoggedOp(through: frontier, body)
+    }
 
     /// The real engine installs the base; the broken rule goes on from there, its earlier patches gone
     /// with the state they patched.
@@ -147,6 +159,9 @@ final class SabotagedEngine: ReplicaEngine {
                 let result = function(before.value(at: op.path), call.arguments)
             else { return }
             patches.append(.write(op.path, result.normalized))
+        case .stabilityIgnoresKnown:
+            // Not a merge rule: the engine is not wrapped for it (see `Sabotage.engine`).
+            return
         }
     }
 }

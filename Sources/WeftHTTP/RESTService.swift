@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Weft
+@_spi(Engine) import Weft
 import WeftCore
 import WeftSync
 

@@ -90,4 +90,10 @@ public enum SyncLimits {
     /// Longest ping interval, idle timeout or handshake timeout a configuration may set, in
     /// milliseconds (one day): deadlines are the time now plus these, and must not overflow.
     public static let timeoutMillisecondsMax: UInt64 = 86_400_000
+
+    // MARK: - Replica policy
+
+    /// Most own ops ``ReplicaInstance`` reads from the log in one page while it finds the last one under
+    /// a stable stamp frontier (the walk pages on until it passes the frontier).
+    public static let stableScanOpsMax = 65_536
 }

@@ -65,18 +65,10 @@ extension Replica {
     public func compactableOpCount() -> Int {
         condition.lock()
         defer { condition.unlock() }
-        guard case .ready = phase, let engine, let frontier = compactionFrontier(of: engine) else { return 0 }
+        guard case .ready = phase, let engine, let frontier = instance.compactionFrontier(log: engine) else { return 0 }
         var count = 0
         engine.forEachLoggedOp(through: frontier) { _ in count += 1 }
         return count
-    }
-
-    /// How far a compaction may fold now: the stable frontier, no further than the hubs compacted (see
-    /// `AcknowledgementBook.compactionCap`), and below any call waiting for a function; nil when that
-    /// folds nothing new. Call with `condition` held.
-    private func compactionFrontier(of engine: MergeEngine) -> Stamp? {
-        guard let stable = stableFrontier.flatMap(compactionCap.capping) else { return nil }
-        return engine.compactionFrontier(upTo: stable)
     }
 
     /// Compacts the engine and queues the compaction's commit, alone: it reads the store's overrides,
@@ -85,7 +77,8 @@ extension Replica {
         condition.lock()
         defer { condition.unlock() }
         let engine = try writableEngine()
-        guard let frontier = compactionFrontier(of: engine) else { return (0, engine.frontier) }
+        // The instance decides how far (see `ReplicaInstance.compactionFrontier(log:)`).
+        guard let frontier = instance.compactionFrontier(log: engine) else { return (0, engine.frontier) }
         try committer.waitUntilIdle()
         let overrides: [BaseOverride]
         do {
@@ -93,7 +86,7 @@ extension Replica {
         } catch {
             throw WeftError.wrapping(error)
         }
-        engine.forEachLoggedOp(through: frontier) { op in baseVector.advance(origin: op.origin, to: op.sequence) }
+        instance.compacting(upTo: frontier, log: engine)
         let folded = engine.compact(upTo: frontier)
         var entry = CommitEntry(clockTime: clock.lastTime)
         entry.frontier = frontier
@@ -101,7 +94,8 @@ extension Replica {
         // the ops folded into it would decide later transactions differently after a reopen.
         entry.compactedTouches = engine.lastCompactionTouches
         entry.baseWrites = baseWrites(for: overrides, engine: engine)
-        entry.peerVectors = [replicaID: baseVector]
+        entry.peerVectors = [replicaID: instance.compactionVector]
+        let stableThrough = instance.stableThrough
         entry.statusChanges = stableThrough > 0 ? [.stableThrough(sequence: stableThrough)] : []
         entry.maintenance = vacuum ? .vacuum : .checkpoint
         committer.enqueue(entry)

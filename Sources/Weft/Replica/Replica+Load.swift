@@ -136,9 +136,7 @@ extension Replica {
         condition.lock()
         defer { condition.unlock() }
         for path in loaded.overridePaths { regions.insert(path) }
-        baseVector = loaded.baseVector
-        nextSequence =
-            max(loaded.ownSequenceMax, stableThrough, acknowledgedThrough, loaded.baseVector[replicaID]) + 1
+        instance.loaded(ownSequenceMax: loaded.ownSequenceMax, compactionVector: loaded.baseVector)
         committer.setDurable(engine.versionVector)
         self.engine = engine
         phase = .ready

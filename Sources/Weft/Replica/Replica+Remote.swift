@@ -1,6 +1,7 @@
 import Foundation
 import WeftCore
 import WeftStore
+import WeftSync
 
 // The door of the sync layer: remote ops in, our log out, acknowledgement and stability marks.
 
@@ -19,12 +20,12 @@ extension Replica {
     ///   another op of the same origin, or repeats a held op with another body), `shutDown`, or the code
     ///   of a failed commit or load.
     @discardableResult
-    public func applyRemote(_ ops: [Op]) throws -> ApplyReport { try applyRemote(ops, encodings: nil) }
+    @_spi(Engine) public func applyRemote(_ ops: [Op]) throws -> ApplyReport { try applyRemote(ops, encodings: nil) }
 
     /// Merges ops received with the bytes that encode them (as sync reads them off the wire): the same
     /// as ``applyRemote(_:)-([Op])``, and the store keeps those bytes instead of encoding each op again.
     @discardableResult
-    public func applyRemote(_ ops: EncodedOps) throws -> ApplyReport {
+    @_spi(Engine) public func applyRemote(_ ops: EncodedOps) throws -> ApplyReport {
         try applyRemote(ops.ops, encodings: ops.encodings)
     }
 
@@ -64,11 +65,10 @@ extension Replica {
         let wall = options.wallClockMillis()
         for op in chunk {
             do {
-                try clock.receive(op.stamp, wallMillis: wall)
+                try instance.receive(op, wallMillis: wall)
             } catch {
                 throw WeftError.wrapping(error)
             }
-            if op.origin == replicaID { nextSequence = max(nextSequence, op.sequence + 1) }
         }
         let ops = Array(chunk)
         let report = engine.apply(ops)
@@ -100,7 +100,7 @@ extension Replica {
         let wall = options.wallClockMillis()
         for op in ops {
             do {
-                try clock.check(op.stamp, wallMillis: wall)
+                try instance.check(op.stamp, wallMillis: wall)
             } catch {
                 throw WeftError.wrapping(error)
             }
@@ -162,74 +162,48 @@ extension Replica {
         return ops
     }
 
-    /// Marks our ops covered by `vector` as acknowledged (by the hub, or by enough peers).
+    /// Marks our ops covered by `vector` as acknowledged (by the hub, or by enough peers): the
+    /// instance decides (see ``ReplicaInstance/acknowledge(through:)``), the shell stores the mark and
+    /// moves the receipts.
     ///
     /// ```swift
     /// replica.markAcknowledged(through: ackFromHub)
     /// ```
-    public func markAcknowledged(through vector: VersionVector) {
+    func markAcknowledged(through vector: VersionVector) {
         condition.lock()
         defer { condition.unlock() }
-        // No more than this replica wrote: a stored frontier past it would also push the sequence of the
-        // next write past a gap after a restart (the load starts above every stored frontier).
-        let sequence = min(vector[replicaID], nextSequence - 1)
-        guard sequence > acknowledgedThrough, !isShuttingDown, engine != nil, committer.failed == nil else { return }
-        acknowledgedThrough = sequence
-        var entry = CommitEntry(clockTime: clock.lastTime)
-        entry.statusChanges = [.acknowledgedThrough(sequence: sequence)]
-        committer.enqueue(entry)
-        receipts.advance(through: sequence, to: .acknowledged)
+        guard !isShuttingDown, engine != nil, committer.failed == nil else { return }
+        carryOut(instance.acknowledge(through: vector))
     }
 
     /// Marks every op stamped at or below `frontier` as stable: every member of the group has it. Our
     /// ops up to it become stable, and ``compact(vacuum:)`` may fold them into the base. A frontier
-    /// past every stamp this replica's clock has made or received counts only up to them: its later
-    /// writes are stamped above those, and one below a compacted frontier could not be stored.
+    /// past every stamp this replica's clock has made or received counts only up to them (see
+    /// ``ReplicaInstance/markStable(through:log:)``).
     ///
     /// ```swift
     /// replica.markStable(through: membershipFrontier)
     /// ```
-    public func markStable(through frontier: Stamp) {
+    @_spi(Engine) public func markStable(through frontier: Stamp) {
         condition.lock()
         defer { condition.unlock() }
         waitForLoad()
         guard let engine, !isShuttingDown, committer.failed == nil else { return }
-        let frontier = min(frontier, clock.lastSeen)
-        if let stableFrontier, frontier <= stableFrontier { return }
-        stableFrontier = frontier
-        var sequence = stableThrough
-        while true {
-            let page = engine.ops(from: replicaID, after: sequence, limit: StoreLimits.opsPerQueryMax)
-            let below = page.prefix { $0.stamp <= frontier }
-            sequence = below.last?.sequence ?? sequence
-            if below.count < page.count || page.count < StoreLimits.opsPerQueryMax { break }
-        }
-        guard sequence > stableThrough else { return }
-        stableThrough = sequence
-        acknowledgedThrough = max(acknowledgedThrough, sequence)
-        var entry = CommitEntry(clockTime: clock.lastTime)
-        entry.statusChanges = [.stableThrough(sequence: sequence)]
-        committer.enqueue(entry)
-        receipts.advance(through: sequence, to: .stable)
+        carryOut(instance.markStable(through: frontier, log: engine))
     }
 
-    /// Marks stable the ops every member holds, given as version vectors: derives the greatest stamp
-    /// frontier that no op outside `vector` can fall under, now or later, and calls
-    /// ``markStable(through:)`` with it.
-    ///
-    /// For each origin, the first op after `vector` bounds the frontier (it must stay below that op's
-    /// stamp); when this replica does not hold that op but `known` says it exists, the last stable op of
-    /// the origin bounds it instead (the origin's later ops are stamped above it), and nothing moves when
-    /// that one is compacted already. Ops a member makes later are stamped above every op it received
-    /// (the hybrid clock's receive rule), so above every stable op. The frontier never passes the
-    /// greatest stable stamp.
+    /// Marks stable the ops every member holds, given as version vectors (see
+    /// ``ReplicaInstance/stampFrontier(covering:known:log:)``).
     ///
     /// ```swift
     /// replica.markStable(covering: book.stableFrontier(local: replica.durableVersionVector), known: known)
     /// ```
-    public func markStable(covering vector: VersionVector, known: VersionVector) {
-        guard let frontier = stampFrontier(covering: vector, known: known) else { return }
-        markStable(through: frontier)
+    func markStable(covering vector: VersionVector, known: VersionVector) {
+        condition.lock()
+        defer { condition.unlock() }
+        waitForLoad()
+        guard let engine, !isShuttingDown, committer.failed == nil else { return }
+        carryOut(instance.markStable(covering: vector, known: known, log: engine))
     }
 
     /// The stamp frontier of ``markStable(covering:known:)``, nil when none is safe or none is new.
@@ -238,84 +212,42 @@ extension Replica {
         defer { condition.unlock() }
         waitForLoad()
         guard let engine, !isShuttingDown else { return nil }
-        let local = engine.versionVector
-        var greatestStable: Stamp? = stableFrontier
-        var bound: Stamp?
-        func lower(_ stamp: Stamp) { bound = bound.map { min($0, stamp) } ?? stamp }
-        let origins = Set(local.entries.keys).union(vector.entries.keys).union(known.entries.keys)
-        for origin in origins {
-            let stable = min(vector[origin], local[origin])
-            let last = stable > 0 ? engine.ops(from: origin, after: stable - 1, limit: 1).first : nil
-            if let last {
-                precondition(last.sequence == stable, "the log returns the op asked for")
-                greatestStable = greatestStable.map { max($0, last.stamp) } ?? last.stamp
-            }
-            if let next = engine.ops(from: origin, after: stable, limit: 1).first {
-                precondition(next.sequence == stable + 1, "the log is gap-free above the stable frontier")
-                guard let below = next.stamp.predecessor else { return nil }
-                lower(below)
-            } else if max(known[origin], local[origin]) > stable {
-                // A later op of this origin exists elsewhere: it is stamped above the origin's last stable op.
-                guard let last else { return nil }
-                lower(last.stamp)
-            }
-        }
-        guard var frontier = greatestStable else { return nil }
-        if let bound { frontier = min(frontier, bound) }
-        if let stableFrontier, frontier <= stableFrontier { return nil }
-        return frontier
+        return instance.stampFrontier(covering: vector, known: known, log: engine)
     }
-}
 
-extension Replica {
-    /// The part of `vector` whose every op is stamped at or below the stable stamp frontier (see
-    /// ``markStable(covering:known:)``): what this replica announces as stable to its peers. The stamp
-    /// frontier accounts for ops that exist elsewhere but not here (an origin's later op that a member
-    /// acked): a leaf that took the whole vector from its hub could call an op stable, and a
-    /// transaction's outcome final, while an earlier-stamped op of another leaf was still on its way.
-    func announceableStable(_ vector: VersionVector) -> VersionVector {
+    /// Sync's acknowledgements changed, or the durable log grew: the instance decides the marks and the
+    /// stable frontiers (see ``ReplicaInstance/onAcknowledgements(_:log:)``), the shell stores them.
+    /// - Returns: the stable vector and the part of it the replica's acks announce.
+    func acknowledgementsChanged(_ book: AcknowledgementBook, durable: VersionVector) -> StableFrontiers {
         condition.lock()
         defer { condition.unlock() }
-        guard let engine, let frontier = stableFrontier else { return VersionVector() }
-        var result = VersionVector()
-        for (origin, sequence) in vector.entries {
-            // An origin's stamps grow with its sequence: the last op under the frontier by bisection.
-            // A compacted op (no stamp kept) lies under the frontier.
-            func isUnder(_ sequence: UInt64) -> Bool {
-                engine.stamp(of: origin, sequence: sequence).map { $0 <= frontier } ?? true
-            }
-            var low: UInt64 = 0
-            var high = sequence
-            while low < high {
-                let middle = low + (high - low + 1) / 2
-                if isUnder(middle) { low = middle } else { high = middle - 1 }
-            }
-            precondition(low <= sequence, "the announced frontier stays within the given one")
-            result.advance(origin: origin, to: low)
+        waitForLoad()
+        guard let engine, !isShuttingDown, committer.failed == nil else {
+            return StableFrontiers(stable: instance.stableVector, announced: instance.announcedStable)
         }
-        return result
+        carryOut(instance.onAcknowledgements(AcknowledgementInputs(book: book, durable: durable), log: engine))
+        return StableFrontiers(stable: instance.stableVector, announced: instance.announcedStable)
     }
-}
 
-extension HybridClock {
-    /// The greatest stamp at the clock's last time: every stamp it made or received is at or below it,
-    /// every stamp it makes later is above it.
-    var lastSeen: Stamp { Stamp(time: lastTime, replica: ReplicaID.greatest) }
-}
-
-extension ReplicaID {
-    /// The greatest replica id, which ends the stamps of a time.
-    static var greatest: ReplicaID {
-        guard let id = ReplicaID(rawValue: .max) else { preconditionFailure("only zero is not a replica id") }
-        return id
-    }
-}
-
-extension Stamp {
-    /// The greatest stamp below this one; nil for the smallest stamp.
-    var predecessor: Stamp? {
-        if let replica = ReplicaID(rawValue: replica.rawValue - 1) { return Stamp(time: time, replica: replica) }
-        guard time > 0 else { return nil }
-        return Stamp(time: time - 1, replica: .greatest)
+    /// Carries out what the instance decided: marks go to the store with the clock, and to the receipts.
+    /// Call with `condition` held.
+    func carryOut(_ directives: [ReplicaDirective]) {
+        for directive in directives {
+            switch directive {
+            case .markAcknowledged(let sequence):
+                var entry = CommitEntry(clockTime: clock.lastTime)
+                entry.statusChanges = [.acknowledgedThrough(sequence: sequence)]
+                committer.enqueue(entry)
+                receipts.advance(through: sequence, to: .acknowledged)
+            case .markStable(let sequence):
+                var entry = CommitEntry(clockTime: clock.lastTime)
+                entry.statusChanges = [.stableThrough(sequence: sequence)]
+                committer.enqueue(entry)
+                receipts.advance(through: sequence, to: .stable)
+            case .announceStable:
+                // Read back by the caller (sync announces it in its acks).
+                break
+            }
+        }
     }
 }

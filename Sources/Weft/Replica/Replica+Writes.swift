@@ -23,7 +23,7 @@ extension Replica {
     /// - Throws: `WeftError` with code `shutDown`, `clockRefused`, `valueTooLarge`, or the code of a failed
     ///   commit or load.
     @discardableResult
-    public func submit(path: Path, kind: OpKind, at time: WeftTime = .now) throws -> WriteReceipt {
+    @_spi(Engine) public func submit(path: Path, kind: OpKind, at time: WeftTime = .now) throws -> WriteReceipt {
         try write(at: time) { _ in (path, kind) }.receipt
     }
 
@@ -106,7 +106,7 @@ extension Replica {
                 .valueTooLarge, "the op is \(encoded.count) bytes encoded; at most \(CoreLimits.opBytesMax) fit",
                 path: path.description)
         }
-        nextSequence += 1
+        precondition(instance.claimSequence() == op.sequence, "the op takes the sequence it was made with")
         let report = engine.apply([op])
         let receipt = WriteReceipt(stamp: stamp, sequence: op.sequence, book: receipts)
         let status: OpStatus
@@ -138,7 +138,7 @@ extension Replica {
             wall = millis
         }
         do {
-            return try clock.next(wallMillis: wall)
+            return try instance.nextStamp(wallMillis: wall)
         } catch {
             throw WeftError.wrapping(error)
         }

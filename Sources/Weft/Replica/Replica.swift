@@ -65,8 +65,9 @@ public final class Replica: @unchecked Sendable {
     var phase = Phase.loading
     /// The merge engine, once loaded.
     var engine: MergeEngine?
-    var clock: HybridClock
-    var nextSequence: UInt64 = 1
+    /// The replica's policy: clock and sequence, acknowledgement and stability marks, the stable and
+    /// compaction frontiers, snapshot installs. This shell carries out what it decides.
+    var instance: ReplicaInstance
     var registrations: [Registration] = []
     /// Reads of the file begun, and ended, while the load runs: between two slices the load lets through
     /// the reads begun before it paused, and no later one, so that readers arriving all the time
@@ -75,14 +76,6 @@ public final class Replica: @unchecked Sendable {
     var storeReadsEnded = 0
     var isShuttingDown = false
     var loadWaiters: [CheckedContinuation<Void, Never>] = []
-    var acknowledgedThrough: UInt64
-    var stableThrough: UInt64
-    /// The greatest frontier marked stable; compaction folds the ops up to it.
-    var stableFrontier: Stamp?
-    /// The version vector of the ops folded into the compacted base.
-    var baseVector = VersionVector()
-    /// How far compaction may go: no further than the hubs compacted (set by sync; unlimited alone).
-    var compactionCap = CompactionCap.unlimited
     /// Called after each compaction (sync announces the new compaction stamp).
     var compactionListeners: [@Sendable (Stamp) -> Void] = []
     /// The query indexes, kept in step with the engine's state by ``record(_:records:isLocalPending:engine:)``.
@@ -191,11 +184,12 @@ public final class Replica: @unchecked Sendable {
         api.subscriptions.attach(store as? any SubscriptionStore)
         // A file compacted past its clock (which an older version could do) would otherwise stamp its next
         // writes below the frontier, where they cannot be stored.
-        self.clock = HybridClock(
+        let clock = HybridClock(
             replica: identity.replica, lastTime: max(identity.clockTime, marks.frontier?.time ?? 0),
             driftMillisMax: options.driftMillisMax)
-        self.acknowledgedThrough = marks.acknowledgedThrough
-        self.stableThrough = marks.stableThrough
+        self.instance = ReplicaInstance(
+            replica: identity.replica, clock: clock, acknowledgedThrough: marks.acknowledgedThrough,
+            stableThrough: marks.stableThrough)
         let settings = GroupCommitter.Settings(
             delayMilliseconds: options.groupCommitDelayMilliseconds, opsMax: options.groupCommitOpsMax,
             pendingOpsMax: options.pendingOpsMax)
@@ -343,6 +337,12 @@ public final class Replica: @unchecked Sendable {
             throw WeftError.wrapping(error)
         }
     }
+
+    /// The instance's clock (read under `condition`: its last time goes with each commit).
+    var clock: HybridClock { instance.clock }
+
+    /// The sequence the next local write takes. Call with `condition` held.
+    var nextSequence: UInt64 { instance.nextSequence }
 
     // MARK: - Waiting
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// `print(receipt)` showed `Weft.WriteReceipt`; receipts, statuses, transaction results, events and
 /// sync statuses now describe themselves.

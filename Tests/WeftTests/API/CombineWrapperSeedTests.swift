@@ -7,7 +7,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// The seed's `CombineWrapper` has an `async` form of every call beside its future, and `<-` and `+=`
 /// in both forms; the seed's callback writes take an optional completion. They were missing.

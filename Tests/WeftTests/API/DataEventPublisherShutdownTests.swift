@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// A publisher's end does not wait for demand: Combine lets a completion through without it, and a
 /// subscriber that asked for nothing more still learns that no event will ever come.

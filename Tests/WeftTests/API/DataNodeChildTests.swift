@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// `child(_:)` and `replica.node(at:)` throw where `relativeNode(for:)`, `/` and `node(for:)` return nil,
 /// so an app needs no unwrapping helper of its own (ChatLog had one).

@@ -7,7 +7,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Collects what a Combine pipeline publishes.
 final class Recorder<Output: Sendable>: @unchecked Sendable {

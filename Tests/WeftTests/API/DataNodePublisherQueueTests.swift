@@ -7,7 +7,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Publishers deliver on a queue the app names, by default the replica's `callbackQueue`. Before, events
 /// arrived on whatever thread notified, and a `sink` written in main-actor code (Swift 6 makes it

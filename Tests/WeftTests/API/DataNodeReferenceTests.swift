@@ -1,7 +1,7 @@
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 @Suite struct DataNodeReferenceTests {
     let backend = MemoryBackend()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// The seed's `onCompletion` on callback subscriptions, and Dflat's `subscribe(object:)`, which ends
 /// when its node is deleted. Before, a callback subscriber could not learn that no event would come.

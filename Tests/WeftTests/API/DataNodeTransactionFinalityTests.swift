@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// `runTransaction` with its defaults on replicas that sync: `.committed` only once the outcome can no
 /// longer change (the write is stable), so two racers for the last units are never both told they won,

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 @Suite struct DataNodeWriteTests {
     let backend = MemoryBackend()

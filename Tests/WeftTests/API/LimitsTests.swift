@@ -4,7 +4,7 @@ import WeftNet
 import WeftStore
 import WeftSync
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 @Suite struct WeftLimitsTests {
     @Test func limitsAreOrdered() {

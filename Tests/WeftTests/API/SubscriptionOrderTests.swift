@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 @testable import WeftCore
 
 /// Callbacks of several subscriptions on one queue run in the order of the changes. An app that keeps

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// The tree keeps no empty collection (as Firebase), so `tags: []` is stored as nothing. Decoding reads
 /// a missing key of a collection type back as empty (``ReplicaOptions/decodesMissingCollectionsAsEmpty``);

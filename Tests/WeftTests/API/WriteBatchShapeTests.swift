@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Every batch call has one shape: what to write first, the node last (`at:`, or `under:` for a push).
 /// Before, `increment` and `clear` took the node first, so a batch read three ways.

@@ -3,7 +3,7 @@ import Testing
 import WeftCore
 import WeftStore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Group commit: batching, waiting for durability, backpressure and failed commits.
 @Suite(.timeLimit(.minutes(1))) struct ReplicaGroupCommitTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Receipt observers run on a queue, never on the thread that moves the status: that thread may hold the
 /// replica's lock (sync acknowledging writes, a late op revising an outcome), and an observer that reads

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WeftStore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 @testable import WeftCore
 
 /// Indexes live in the database file, in step with the tree: a reopened replica finds them ready (no

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 @testable import WeftCore
 
 /// Queries on a replica equal the naive filter-and-sort of the children, through indexes or not, while

@@ -7,7 +7,7 @@ import Testing
     import OpenCombine
 #endif
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 @testable import WeftCore
 
 @Suite(.timeLimit(.minutes(2))) struct DataQueryReadTests {

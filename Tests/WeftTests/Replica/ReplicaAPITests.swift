@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// The API's key behaviours on the real `Replica`, in memory and on SQLite.
 @Suite struct ReplicaAPITests {

@@ -3,7 +3,7 @@ import Testing
 import WeftCore
 import WeftStore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// The transaction rule counts ops already folded into the base, across a restart: a replica that
 /// compacted, closed and reopened decides a late transaction as one that never restarted, and as the

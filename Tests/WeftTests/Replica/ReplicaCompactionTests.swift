@@ -3,7 +3,7 @@ import Testing
 import WeftCore
 import WeftStore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Compaction: stable ops fold into the base, in memory and in the file, without changing the state.
 @Suite(.timeLimit(.minutes(1))) struct ReplicaCompactionTests {

@@ -3,7 +3,7 @@ import Testing
 import WeftCore
 import WeftStore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Crash safety with real processes: `weft _crash-writer` writes and prints each op once durable; the
 /// test kills it with SIGKILL at random moments, reopens the file, and checks that every op reported

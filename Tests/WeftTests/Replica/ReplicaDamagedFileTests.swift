@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// A replica's file damaged at random, a few bytes at a time, in place (so that it is not taken for a
 /// copy): opening it gives a typed error, or the replica loads, or its load fails with a typed error

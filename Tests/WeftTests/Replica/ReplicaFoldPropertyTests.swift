@@ -3,7 +3,7 @@ import Testing
 import WeftStore
 
 @testable import WeftCore
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// A SQLite replica driven at random through what a real one meets: its own writes, remote ops from
 /// three writers arriving a stream at a time, reopenings, and compactions up to what every writer has

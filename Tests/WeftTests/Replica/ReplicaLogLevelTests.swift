@@ -3,7 +3,7 @@ import Logging
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// One call sets the level of Weft's own log lines (sync logged five lines at start and six at shutdown,
 /// with no documented way to quiet them).

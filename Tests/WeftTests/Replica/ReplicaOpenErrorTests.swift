@@ -4,7 +4,7 @@ import Testing
 import WeftCore
 import WeftStore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Every file a replica refuses to open, with the error an app can match and a message it can show.
 @Suite(.timeLimit(.minutes(1))) struct ReplicaOpenErrorTests {

@@ -3,7 +3,7 @@ import Testing
 import WeftCore
 import WeftStore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// The parts of the replica engine, each on its own: the pending rows of group commit, the durable
 /// ledger, the receipt book and the change notifier.

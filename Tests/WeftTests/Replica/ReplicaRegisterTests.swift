@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// `register` takes a named, documented function type, ``RegisteredFunction``: a new value, or nil to
 /// refuse the call (the op is rejected and nothing is written).

@@ -3,7 +3,7 @@ import Testing
 import WeftCore
 import WeftStore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// The door of the sync layer: remote ops, the log read for peers, acknowledgement and stability.
 @Suite(.timeLimit(.minutes(1))) struct ReplicaRemoteTests {

@@ -4,7 +4,7 @@ import Testing
 import WeftCore
 import WeftStore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Restarting a replica: state, clock, sequences, and the lazy load of a reopened file.
 @Suite(.timeLimit(.minutes(1))) struct ReplicaRestartTests {

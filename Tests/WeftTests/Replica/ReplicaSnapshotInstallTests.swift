@@ -4,7 +4,7 @@ import Testing
 import WeftStore
 import WeftSync
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// A replica that joins after another compacted installs that replica's snapshot: its state becomes
 /// the snapshot's base with its own ops replayed on top, and the tail of the log then brings both to

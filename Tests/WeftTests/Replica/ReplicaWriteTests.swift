@@ -3,7 +3,7 @@ import Testing
 import WeftCore
 import WeftStore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Local writes, run against an in-memory and an SQLite replica.
 @Suite(.timeLimit(.minutes(1))) struct ReplicaWriteTests {

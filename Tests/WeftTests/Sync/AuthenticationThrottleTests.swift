@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Failed authentications from one host are answered later and later (500 wrong handshakes were answered
 /// in 0.2 s), in a table of bounded size.

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// The bytes held by connections that have not authenticated stay under a fixed total, however many
 /// connections hold how much.

@@ -8,7 +8,7 @@ import Logging
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// The backlog a replica's sync status shows for a peer it dials (`opsBehind`) while that peer is out
 /// of reach: it showed the last connected session's count (or 0 for a peer never reached), so writes

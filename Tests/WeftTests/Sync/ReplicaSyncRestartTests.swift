@@ -3,7 +3,7 @@ import Logging
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Probes of embedded sync with several SQLite replicas over 127.0.0.1.
 /// A leaf that restarts and dials its hub again: it does not remember which member is its hub, and

@@ -8,7 +8,7 @@ import Logging
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Embedded sync: `listen(on:token:)`, `connect(to:token:)`, the sync status, and shutdown, with two
 /// in-process replicas over 127.0.0.1 on a port the system chooses.

@@ -3,7 +3,7 @@ import Testing
 import WeftCore
 import WeftSync
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Waiting for sync and reading what it does: `waitUntilSynced(timeout:)`, `connect(…waitUntilConnected:)`
 /// (with a wrong token, and with nobody listening), the receipt of an increment, and the activity level

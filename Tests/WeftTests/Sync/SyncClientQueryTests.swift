@@ -4,7 +4,7 @@ import Testing
 import WeftCore
 import WeftSync
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// `SyncClient.query` and live queries against a daemon's driver on a real replica.
 @Suite(.timeLimit(.minutes(1))) struct SyncClientQueryTests {

@@ -3,7 +3,7 @@ import Testing
 import WeftCore
 import WeftSync
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 @Suite(.timeLimit(.minutes(1))) struct SyncClientRequestTests {
     static let clientToken = try! AuthToken(string: "the command line's own secret")

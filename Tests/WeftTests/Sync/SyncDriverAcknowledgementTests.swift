@@ -4,7 +4,7 @@ import Testing
 import WeftCore
 import WeftSync
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Acks drive write receipts: `.acknowledged` once a hub or a peer holds a write durably, `.stable` once
 /// every member does, and the stable frontier lets compaction fold the log. Real SQLite replicas, real

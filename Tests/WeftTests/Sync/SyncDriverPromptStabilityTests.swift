@@ -4,7 +4,7 @@ import Testing
 import WeftCore
 import WeftSync
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// A leaf's write becomes stable in a few round trips in a hub and two leaves: each replica acks as soon
 /// as its durable log moves, not at the keep-alive tick (here a minute, far beyond the test's wait).

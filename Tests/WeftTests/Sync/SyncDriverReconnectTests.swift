@@ -5,7 +5,7 @@ import Testing
 import WeftCore
 import WeftSync
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 @Suite(.timeLimit(.minutes(1))) struct SyncDriverReconnectTests {
     @Test func aDroppedConnectionIsRedialledAndTheSessionResumesFromVersionVectors() async throws {

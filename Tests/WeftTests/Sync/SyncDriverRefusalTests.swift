@@ -2,7 +2,7 @@ import Testing
 import WeftCore
 import WeftSync
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 @Suite(.timeLimit(.minutes(1))) struct SyncDriverRefusalTests {
     @Test func aPeerWithTheWrongTokenIsRefusedAndTheRefusalIsLogged() async throws {

@@ -2,7 +2,7 @@ import Testing
 import WeftCore
 import WeftSync
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// ``SyncDriver/updateTokens(_:)``: new tokens and rules reach open sessions without dropping those they
 /// still allow.

@@ -4,7 +4,7 @@ import Testing
 import WeftCore
 import WeftSync
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// A replica that joins after the hub compacted gets the hub's compacted base as a snapshot, installs
 /// it, and then the tail: real SQLite replicas, real drivers, loopback TCP.
