@@ -154,10 +154,20 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Test helpers of the HTTP face: a webhook receiver on a real socket.
+        .target(
+            name: "WeftHTTPTestSupport",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/WeftHTTPTestSupport", swiftSettings: strict
+        ),
         .testTarget(
             name: "WeftHTTPTests",
             dependencies: [
-                "WeftHTTP", "Weft", "WeftCore", "WeftSync", .product(name: "Crypto", package: "swift-crypto"),
+                "WeftHTTP", "Weft", "WeftCore", "WeftSync", "WeftHTTPTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
@@ -166,7 +176,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "WeftCore", "Weft", "weft", .product(name: "Crypto", package: "swift-crypto"),
+                "WeftCore", "Weft", "weft", "WeftHTTPTestSupport", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WeftHTTPTestSupport
 
 /// A real `weft serve --http --webhooks` delivering to a real receiver: subscriptions made over REST and
 /// the binary protocol, signatures, retries after the receiver fails, and delivery after a kill -9.

@@ -3,6 +3,7 @@ import Logging
 import Testing
 import Weft
 import WeftHTTP
+import WeftHTTPTestSupport
 
 /// The deliverer against a real local receiver, over a replica in a temporary file.
 @Suite(.serialized, .timeLimit(.minutes(1))) struct WebhookDeliveryTests {

@@ -1,6 +1,6 @@
 import Foundation
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// The models the model tests share.
 enum Color: String, Codable, Sendable {

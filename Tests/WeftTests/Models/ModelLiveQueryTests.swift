@@ -8,7 +8,7 @@ import WeftCore
     import OpenCombine
 #endif
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 @Suite(.timeLimit(.minutes(2))) struct ModelLiveQueryTests {
     /// One of a few typed queries, chosen by `choice`.

@@ -6,16 +6,18 @@ import Logging
 
 /// A real HTTP receiver on 127.0.0.1 and an ephemeral port: records each `POST /hook` and answers 200,
 /// or 500 while `failing` is set.
-final class WebhookReceiver: @unchecked Sendable {
-    struct Delivery {
-        let id: String
-        let signature: String
-        let body: [UInt8]
+public final class WebhookReceiver: @unchecked Sendable {
+    public init() {}
 
-        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
+    public struct Delivery: Sendable {
+        public let id: String
+        public let signature: String
+        public let body: [UInt8]
+
+        public var json: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
 
         /// True when the signature is the HMAC-SHA256 of the body under `secret`.
-        func isSigned(with secret: String) -> Bool {
+        public func isSigned(with secret: String) -> Bool {
             let mac = HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: Array(secret.utf8)))
             return signature == "sha256=" + mac.map { String(format: "%02x", $0) }.joined()
         }
@@ -27,15 +29,15 @@ final class WebhookReceiver: @unchecked Sendable {
     private var attemptsNow = 0
     private var task: Task<Void, Never>?
 
-    var deliveries: [Delivery] { lock.withLock { received } }
-    var attempts: Int { lock.withLock { attemptsNow } }
-    var failing: Bool {
+    public var deliveries: [Delivery] { lock.withLock { received } }
+    public var attempts: Int { lock.withLock { attemptsNow } }
+    public var failing: Bool {
         get { lock.withLock { failingNow } }
         set { lock.withLock { failingNow = newValue } }
     }
 
     /// Starts listening; answers the port.
-    func start() async throws -> Int {
+    public func start() async throws -> Int {
         let router = Router()
         router.post("hook") { [self] request, _ -> Response in
             let buffer = try await request.body.collect(upTo: 1 << 20)
@@ -70,21 +72,10 @@ final class WebhookReceiver: @unchecked Sendable {
         throw CancellationError()
     }
 
-    func stop() async {
+    public func stop() async {
         let task = lock.withLock { self.task }
         task?.cancel()
         await task?.value
     }
 }
 
-/// Polls `condition` every 10 ms until it holds, at most `seconds`.
-func eventually(_ what: String, seconds: Double = 10, _ condition: () throws -> Bool) async throws {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if try condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    if try condition() { return }
-    struct Timeout: Error, CustomStringConvertible { let description: String }
-    throw Timeout(description: "timed out after \(seconds) s waiting for \(what)")
-}

@@ -7,7 +7,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 @Suite struct TransactionHeldTests {
     let backend = MemoryBackend()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 @Suite(.timeLimit(.minutes(1))) struct ModelValuesTests {
     @Test("append, insert, move and remove keep the order they say")
