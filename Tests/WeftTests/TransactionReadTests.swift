@@ -17,7 +17,7 @@ import WeftCore
         let transaction = backend.access.transaction()
         let seen = try transaction.read(stock)
         #expect(seen == ["count": 3])
-        try transaction.set(.int(2), at: stock.at("count"))
+        try transaction.set(Value.int(2), at: stock.at("count"))
         try transaction.push(["item": "a"], under: orders)
         // Another write under what it read, after the read.
         try await stock.at("reserved").set(true)
@@ -37,7 +37,7 @@ import WeftCore
             return
         }
         #expect(try transaction.read(stock, as: Int.self) == 3)
-        try transaction.set(.int(left - 1), at: stock)
+        try transaction.set(Value.int(left - 1), at: stock)
         try await other.set(9)
         let receipt = try #require(try await transaction.commit())
         #expect(receipt.status >= .durable)
@@ -80,7 +80,7 @@ import WeftCore
         try await hub.node("c").set(6)
         let transaction = phone.access.transaction()
         #expect(try transaction.read(phone.node("c")) == 5)
-        try transaction.set(.int(50), at: phone.node("c"))
+        try transaction.set(Value.int(50), at: phone.node("c"))
         try transaction.set("phone", at: phone.node("log"))
         let receipt = try #require(try await transaction.commit(waitingFor: .durable))
         #expect(try await phone.node("log").value() == "phone")
@@ -105,7 +105,7 @@ import WeftCore
                 // Someone else writes the counter between this attempt's read and its commit.
                 _ = try backend.submit(path: try Path("/n"), kind: .set(.int(100)), at: .now)
             }
-            try batch.set(.int(value + 1), at: counter)
+            try batch.set(Value.int(value + 1), at: counter)
         }
         #expect(receipt != nil)
         #expect(attempts.values == [0, 100])
@@ -120,7 +120,7 @@ import WeftCore
             try await backend.access.performChanges(at: .now, waitingFor: .durable) { batch in
                 _ = try batch.read(counter)
                 attempts.append(1)
-                _ = try backend.submit(path: try Path("/n"), kind: .set(.int(attempts.count)), at: .now)
+                _ = try backend.submit(path: try Path("/n"), kind: .set(.int(Int64(attempts.count))), at: .now)
                 try batch.set("mine", at: counter)
             }
         }
