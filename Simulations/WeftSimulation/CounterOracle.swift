@@ -34,6 +34,10 @@ enum CounterOracle {
         case .transaction(_, let result):
             guard foldOutcome == .applied else { return }
             write(result, at: op.path.keys, in: &tree)
+        case .guardedBatch(_, _, let writes):
+            // Whether its reads held is the fold's to say; applied, it is a batch.
+            guard foldOutcome == .applied else { return }
+            applyBatch(writes, to: &tree, foldOutcome: foldOutcome)
         case .call(let call):
             guard isTracked(op.path.keys), !op.path.isRoot,
                 let function = registry.function(name: call.name, version: call.version),

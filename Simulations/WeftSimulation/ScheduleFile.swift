@@ -132,6 +132,9 @@ public enum OpText {
         case .batch(let writes):
             return "batch [" + writes.map(write).joined(separator: "; ") + "]"
         case .transaction(let read, let result): return "transaction \(op.path) read \(read) = \(result.jsonString())"
+        case .guardedBatch(let read, let reads, let writes):
+            return "guarded read \(read) reads [" + reads.map(\.description).joined(separator: ", ") + "] batch ["
+                + writes.map(write).joined(separator: "; ") + "]"
         case .call(let call):
             return "call \(op.path) \(call.name)@\(call.version)(\(call.arguments.jsonString()))"
         }

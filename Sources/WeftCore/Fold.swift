@@ -6,7 +6,8 @@ enum Fold {
     ///
     /// - Parameters:
     ///   - transactionIsValid: the transaction rule for `op`: true when its origin had seen every op
-    ///     stamped before it that touches its subtree. Asked only for transactions.
+    ///     stamped before it that touches its subtree (for a guarded batch, the subtree of any path it
+    ///     read). Asked only for transactions and guarded batches.
     ///   - forcedAt: batch parts at paths where this returns true are applied as already decided (they
     ///     lie outside a re-folded region and their batch is known to apply).
     static func apply(
@@ -23,35 +24,11 @@ enum Fold {
         case .increment(let by, let from):
             return increment(at: op.path, by: by, from: from, state: &state)
         case .batch(let writes):
-            var undo: [(keys: [Key], old: Value)] = []
-            for original in writes {
-                var write = original
-                if let forcedAt {
-                    if case .merge(let path, let children) = write {
-                        // A merge part's children are anchors of their own: some may be forced while
-                        // others are decided here.
-                        var decided: [MergeChild] = []
-                        for child in children {
-                            let keys = path.keys + child.relative.keys
-                            if forcedAt(Path(uncheckedKeys: keys)) {
-                                state.write(child.value, at: keys[...])
-                            } else {
-                                decided.append(child)
-                            }
-                        }
-                        if decided.isEmpty { continue }
-                        write = .merge(path, decided)
-                    } else if forcedAt(write.path) {
-                        forceApply(write, to: &state)
-                        continue
-                    }
-                }
-                if case .rejected(let reason) = apply(write, to: &state, undo: &undo) {
-                    for entry in undo.reversed() { state.write(entry.old, at: entry.keys[...]) }
-                    return .rejected(reason)
-                }
-            }
-            return .applied
+            return applyBatch(writes, to: &state, forcedAt: forcedAt)
+        case .guardedBatch(_, _, let writes):
+            // The rule first: a stale one writes nothing, whatever its writes would do.
+            guard transactionIsValid(op) else { return .rejected(.staleRead(op.path)) }
+            return applyBatch(writes, to: &state, forcedAt: forcedAt)
         case .transaction(_, let result):
             guard transactionIsValid(op) else { return .rejected(.staleRead(op.path)) }
             state.write(result, at: op.path)
@@ -69,6 +46,39 @@ enum Fold {
                 return .rejected(.invalidFunctionResult(name: call.name, reason: broken.description))
             }
         }
+    }
+
+    /// The writes of a batch, in order, all or nothing: a rejected part takes back every part before it.
+    private static func applyBatch(_ writes: [Write], to state: inout Value, forcedAt: ((Path) -> Bool)?) -> Outcome {
+        var undo: [(keys: [Key], old: Value)] = []
+        for original in writes {
+            var write = original
+            if let forcedAt {
+                if case .merge(let path, let children) = write {
+                    // A merge part's children are anchors of their own: some may be forced while
+                    // others are decided here.
+                    var decided: [MergeChild] = []
+                    for child in children {
+                        let keys = path.keys + child.relative.keys
+                        if forcedAt(Path(uncheckedKeys: keys)) {
+                            state.write(child.value, at: keys[...])
+                        } else {
+                            decided.append(child)
+                        }
+                    }
+                    if decided.isEmpty { continue }
+                    write = .merge(path, decided)
+                } else if forcedAt(write.path) {
+                    forceApply(write, to: &state)
+                    continue
+                }
+            }
+            if case .rejected(let reason) = apply(write, to: &state, undo: &undo) {
+                for entry in undo.reversed() { state.write(entry.old, at: entry.keys[...]) }
+                return .rejected(reason)
+            }
+        }
+        return .applied
     }
 
     /// A function's result as it is written at `path`, or the rule of the tree it breaks. A function is
@@ -108,7 +118,7 @@ enum Fold {
             for child in children { state.write(child.value, at: (op.path.keys + child.relative.keys)[...]) }
         case .transaction(_, let result): state.write(result, at: op.path)
         case .increment(let by, let from): forceIncrement(at: op.path.keys[...], by: by, from: from, state: &state)
-        case .batch(let writes):
+        case .batch(let writes), .guardedBatch(_, _, let writes):
             for write in writes { forceApply(write, to: &state) }
         case .call(let call):
             // Callers replay calls only where the whole subtree of the call is present.

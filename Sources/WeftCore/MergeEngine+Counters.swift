@@ -212,7 +212,7 @@ extension MergeEngine {
                 return false
             }
             switch (earlier.kind, unusualOutcomes[anchored.stamp] ?? .applied) {
-            case (.transaction, .rejected), (.batch, .rejected), (.call, .rejected):
+            case (.transaction, .rejected), (.batch, .rejected), (.call, .rejected), (.guardedBatch, .rejected):
                 passed += 1
                 guard passed <= Self.writeLessOpsPassedMax else {
                     known = false
@@ -239,6 +239,9 @@ extension MergeEngine {
             return kind(value)
         case .transaction(_, let result):
             return outcome == .applied ? kind(result) : nil
+        case .guardedBatch:
+            // Left to a re-fold: its writes there are read as a batch's elsewhere, and rarely matter.
+            return nil
         case .merge(let children):
             // Anchored here: one child is the counter.
             let child = children.first {
@@ -398,7 +401,7 @@ extension MergeEngine {
                             if target == path, !window.add(step) { return false }
                         }
                     }
-                case .transaction, .call: return false
+                case .transaction, .call, .guardedBatch: return false
                 }
             } else if case .call = other.kind {
                 return false

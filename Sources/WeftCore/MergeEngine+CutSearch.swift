@@ -71,7 +71,7 @@ extension MergeEngine {
             guard outcome == .applied else { return false }
             switch op.kind {
             case .set, .transaction, .merge: break
-            case .increment, .batch, .call: return false
+            case .increment, .batch, .call, .guardedBatch: return false
             }
             let candidates = region.map { $0..<$0 + 1 } ?? roots.indices
             for index in candidates where !sealed[index] && Self.rewrites(op, wholly: roots[index]) {
@@ -97,7 +97,7 @@ extension MergeEngine {
                     let relative = child.relative.keys
                     return base.count + relative.count <= root.depth && root.keys[base.count...].starts(with: relative)
                 }
-            case .increment, .batch, .call: return false
+            case .increment, .batch, .call, .guardedBatch: return false
             }
         }
 
@@ -107,7 +107,7 @@ extension MergeEngine {
             for position in ops.indices.reversed() {
                 let op = ops[position]
                 guard op.stamp > after else { return -1 }
-                guard case .transaction = op.kind, !outside.contains(op.stamp) else { continue }
+                guard op.isGuarded, !outside.contains(op.stamp) else { continue }
                 let previous = engine.unusualOutcomes[op.stamp] ?? .applied
                 guard previous == .applied else { continue }
                 if !engine.transactionStillValid(

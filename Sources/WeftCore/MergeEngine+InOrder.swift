@@ -3,8 +3,8 @@ extension MergeEngine {
     /// index holds the ops still logged and those this engine compacted itself, not the touches a
     /// reopened or installed engine starts from (a million paths would double its nodes).
     @inline(__always) func compactedCover(_ op: Op) -> Bool {
-        guard frontier != nil, case .transaction(let read, _) = op.kind else { return true }
-        return compactedTouchesCover(op.path, by: read)
+        guard frontier != nil, let read = op.readVector else { return true }
+        return op.guardedPaths.allSatisfy { compactedTouchesCover($0, by: read) }
     }
 
     /// The in-order road: the op applies to the state directly. Every op touching its subtree is
@@ -48,6 +48,14 @@ extension MergeEngine {
             } else {
                 applyBatchInOrder(op, covered: covered, report: &report)
             }
+        case .guardedBatch:
+            // As a transaction: the index answered the rule at each read path on the way in. Valid, it
+            // applies as a batch.
+            guard covered else {
+                record(.rejected(.staleRead(op.path)), of: op, report: &report)
+                return
+            }
+            applyBatchInOrder(op, covered: true, report: &report)
         }
     }
 
@@ -153,7 +161,7 @@ extension MergeEngine {
         let previous =
             outcome == .applied
             ? unusualOutcomes.removeValue(forKey: op.stamp) : unusualOutcomes.updateValue(outcome, forKey: op.stamp)
-        if case .batch = op.kind, previous != outcome {
+        if op.hasBatchWrites, previous != outcome {
             // Index rejected batches by the node that failed them: only a change there can revive one.
             if case .rejected(let reason) = previous {
                 for path in failingAnchors(of: op, reason: reason) {
@@ -233,7 +241,7 @@ extension MergeEngine {
         switch op.kind {
         case .merge(let children):
             return children.map { Path(uncheckedKeys: op.path.keys + $0.relative.keys) }
-        case .batch(let writes):
+        case .batch(let writes), .guardedBatch(_, _, let writes):
             return writes.flatMap { write -> [Path] in
                 if case .merge(let path, let children) = write {
                     return children.map { Path(uncheckedKeys: path.keys + $0.relative.keys) }

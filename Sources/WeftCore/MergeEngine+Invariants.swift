@@ -21,7 +21,7 @@ extension MergeEngine {
         var expected: [Path: PathIndex.NodeExpectation] = [:]
         for op in ops {
             var failing: [Path] = []
-            if case .batch = op.kind, case .rejected(let reason) = unusualOutcomes[op.stamp] {
+            if op.hasBatchWrites, case .rejected(let reason) = unusualOutcomes[op.stamp] {
                 failing = failingAnchors(of: op, reason: reason)
             }
             PathIndex.expect(op, failingAnchors: failing, into: &expected)

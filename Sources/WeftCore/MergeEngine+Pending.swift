@@ -26,7 +26,7 @@ extension MergeEngine {
         var holder: Int?
         var related = false
         switch op.kind {
-        case .merge, .batch:
+        case .merge, .batch, .guardedBatch:
             related =
                 op.containsAnchor { pending.mayBeRelated($0, $1) }
                 && pending.regions.contains { op.hasAnchor(relatedTo: $0.root) }
@@ -61,7 +61,7 @@ extension MergeEngine {
             // Late somewhere (above): the write-by-write road when the op would take it anyway, its
             // writes related to a pending region joining it.
             precondition(probe.conflicts, "an op joining pending regions from outside them is late somewhere")
-            let road = MergeRoad.choose(for: op, probe: probe, takesShortcuts: options.takesShortcuts)
+            let road = road(for: op, probe: probe)
             if road != .writeByWrite || !applyWriteByWrite(op, probe: probe, pending: &pending, report: &report) {
                 addPending(op, anchors: op.anchors, to: &pending)
             }

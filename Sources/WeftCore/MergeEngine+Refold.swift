@@ -133,10 +133,14 @@ extension MergeEngine {
         switch op.kind {
         case .set, .increment, .transaction, .call:
             spansOut = !(home?.isAncestorOrSelf(of: op.path) ?? false) && !inside(op.path)
-        case .merge, .batch:
+        case .merge, .batch, .guardedBatch:
             spansOut = op.containsAnchor {
                 !(home?.isAncestorOrSelf(ofJoined: $0, $1) ?? false) && !rootSet.holds(joined: $0, $1)
             }
+        }
+        if case .guardedBatch = op.kind, case .rejected(.staleRead) = previous {
+            // Stale it stays: adding ops never makes the rule hold again. It writes nothing.
+            return (previous, spansOut)
         }
         if spansOut, case .rejected(let reason) = previous, let failing = reason.path, !inside(failing) {
             // Rejected by a part outside the regions, which nothing here can change; a part inside that
@@ -177,28 +181,35 @@ extension MergeEngine {
     /// The transaction rule during a re-fold. Adding ops can only make a transaction stale, and the only
     /// op added is `arriving`; a transaction that arrives itself is checked against every older op.
     func transactionStillValid(_ op: Op, previous: Outcome, arriving: [Op], arrivingStamps: Set<Stamp>) -> Bool {
-        guard case .transaction(let read, _) = op.kind else { return true }
+        guard let read = op.readVector else { return true }
         if arrivingStamps.contains(op.stamp) { return transactionValidAgainstLog(op, read: read) }
         if case .rejected(.staleRead) = previous { return false }
         if arriving.count > CoreLimits.arrivingOpsScanMax { return transactionValidAgainstLog(op, read: read) }
         for other in arriving where other.stamp < op.stamp {
             guard !read.contains(origin: other.origin, sequence: other.sequence) else { continue }
-            if other.hasAnchor(relatedTo: op.path) { return false }
+            if op.guardedPaths.contains(where: { other.hasAnchor(relatedTo: $0) }) { return false }
         }
         return true
     }
 
-    /// The transaction rule from scratch: every op stamped before the transaction that touches an
-    /// ancestor-or-self of its path or anything below it (compacted ones included) was seen by its origin.
+    /// The transaction rule from scratch, at every path it guards (a transaction's node, a guarded
+    /// batch's read paths).
     func transactionValidAgainstLog(_ op: Op, read: VersionVector) -> Bool {
-        guard compactedTouchesCover(op.path, by: read) else { return false }
-        if let valid = transactionValidAgainstUnseen(op, read: read) { return valid }
+        op.guardedPaths.allSatisfy { transactionValidAgainstLog(op, at: $0, read: read) }
+    }
+
+    /// The transaction rule from scratch at one guarded path: every op stamped before the transaction
+    /// that touches an ancestor-or-self of `path` or anything below it (compacted ones included) was seen
+    /// by its origin.
+    func transactionValidAgainstLog(_ op: Op, at path: Path, read: VersionVector) -> Bool {
+        guard compactedTouchesCover(path, by: read) else { return false }
+        if let valid = transactionValidAgainstUnseen(op, at: path, read: read) { return valid }
         func seen(_ anchored: PathIndex.Anchored) -> Bool {
             guard anchored.stamp < op.stamp, let other = logged(anchored) else { return true }
             return read.contains(origin: other.origin, sequence: other.sequence)
         }
         var current: PathIndex.Node? = index.root
-        for key in op.path.keys {
+        for key in path.keys {
             guard let node = current else { return true }
             if !node.own.allSatisfy(seen) { return false }
             current = node.children[key]
@@ -213,7 +224,7 @@ extension MergeEngine {
     /// after the sequence its read vector holds, and an origin's stamps grow with its sequence; so only
     /// ops stamped before the transaction in that short tail need a look. Nil when the tails are long
     /// (an origin the transaction's origin had never heard of), which the index walk answers better.
-    func transactionValidAgainstUnseen(_ op: Op, read: VersionVector) -> Bool? {
+    func transactionValidAgainstUnseen(_ op: Op, at path: Path, read: VersionVector) -> Bool? {
         var budget = CoreLimits.unseenOpsScanMax
         for (origin, originLog) in origins {
             var sequence = max(read[origin] + 1, originLog.first)
@@ -224,7 +235,7 @@ extension MergeEngine {
                 budget -= 1
                 if budget < 0 { return nil }
                 guard !isWaiting(stamp), let other = originLog.op(at: sequence) else { continue }
-                if other.hasAnchor(relatedTo: op.path) { return false }
+                if other.hasAnchor(relatedTo: path) { return false }
             }
         }
         return true
@@ -265,6 +276,9 @@ extension MergeEngine {
     /// that has an op stamped later, that may hold a scalar, or that has calls (which need their whole
     /// subtree to re-run).
     func regionRoot(for anchor: Path, after stamp: Stamp) -> Path {
+        // A guarded batch at or after `stamp` may flip, and its reads and writes lie anywhere: the
+        // whole tree is re-folded, the one region sure to hold all of them.
+        if let latest = index.guardedMax, latest >= stamp { return .root }
         let keys = anchor.keys
         var depth = keys.count
         var node = index.root
@@ -315,9 +329,14 @@ extension MergeEngine {
     /// it decides it as a whole.
     func failingAnchors(of op: Op, reason: Rejection) -> [Path] {
         guard let failing = reason.path else { return [] }
-        guard case .batch(let writes) = op.kind, Self.failingPartIsUncertain(writes, at: failing, reason: reason)
-        else { return [failing] }
-        return op.anchors
+        switch op.kind {
+        case .batch(let writes), .guardedBatch(_, _, let writes):
+            // A stale guarded batch stays stale whatever changes: nothing can revive it.
+            if case .staleRead = reason { return [] }
+            return Self.failingPartIsUncertain(writes, at: failing, reason: reason) ? op.anchors : [failing]
+        case .set, .increment, .merge, .transaction, .call:
+            return [failing]
+        }
     }
 
     /// True when more than one increment of `failing` in `writes` may be the one that failed.

@@ -40,7 +40,8 @@ enum MergeRoad: Equatable, CaseIterable {
         case .merge: return probe.parts.isEmpty ? .hiddenWrite : .writeByWrite
         case .transaction: return .lateTransaction
         case .batch: return probe.parts.count > 1 ? .writeByWrite : .refold
-        case .call: return .refold
+        // Its outcome rests on every op related to any of its read paths, and on all its parts.
+        case .call, .guardedBatch: return .refold
         }
     }
 
@@ -73,7 +74,7 @@ extension MergeEngine {
         }
         let probe = index.insert(op)
         loggedCount += 1
-        switch MergeRoad.choose(for: op, probe: probe, takesShortcuts: options.takesShortcuts) {
+        switch road(for: op, probe: probe) {
         case .inOrder:
             applyInOrder(op, probe: probe, report: &report)
             return
@@ -89,6 +90,17 @@ extension MergeEngine {
             break
         }
         addPending(op, anchors: op.anchors, to: &pending)
+    }
+
+    /// The road ``MergeRoad/choose(for:probe:takesShortcuts:)`` gives, except that a late op with a
+    /// guarded batch stamped after it anywhere takes ``MergeRoad/refold``: the shortcuts reason about the
+    /// transactions after a late op at its node, one path each, and leave guarded batches, whose rule
+    /// spans several paths, to the re-fold (which applies the rule itself).
+    func road(for op: Op, probe: PathIndex.Probe) -> MergeRoad {
+        let road = MergeRoad.choose(for: op, probe: probe, takesShortcuts: options.takesShortcuts)
+        guard road.isShortcut, let latest = index.guardedMax, latest > op.stamp else { return road }
+        statistics.guardedDeclines += 1
+        return .refold
     }
 
     /// The entry of every shortcut road: the op is late, and logged.
@@ -142,7 +154,7 @@ extension MergeEngine {
         case .batch(let batchWrites):
             guard let writes = Self.disjointWrites(batchWrites, anchorCount: probe.parts.count) else { return false }
             return applyLateDisjointBatch(op, writes: writes, parts: probe.parts, pending: &pending, report: &report)
-        case .set, .increment, .transaction, .call:
+        case .set, .increment, .transaction, .call, .guardedBatch:
             preconditionFailure("the write-by-write road takes merges and batches, not \(op.kind)")
         }
     }

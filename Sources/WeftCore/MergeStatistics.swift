@@ -9,6 +9,9 @@ public struct MergeStatistics: Sendable, Hashable {
     /// Late writes that change nothing: blind writes and valid transactions hidden by a later whole
     /// write of their node, and stale transactions that no later transaction can have counted on.
     public var hiddenWrites = 0
+    /// Late ops that would have taken a shortcut road but were re-folded because a guarded batch is
+    /// stamped after them (the shortcuts leave the rule of several read paths to the re-fold).
+    public var guardedDeclines = 0
     /// Region re-folds (one may serve several late ops of a batch).
     public var refolds = 0
     /// Re-folds that stopped early, at an op that rewrote their whole region after the change and the

@@ -65,7 +65,7 @@ public struct Op: Sendable, Hashable {
         let isBatch: Bool
         switch kind {
         case .merge: isBatch = false
-        case .batch: isBatch = true
+        case .batch, .guardedBatch: isBatch = true
         default: return [path]
         }
         // A batch may write one node in several parts: each anchor once. Batches have few parts, so a
@@ -91,8 +91,55 @@ public struct Op: Sendable, Hashable {
     /// may still write a single node).
     public var hasSeveralAnchors: Bool {
         switch kind {
-        case .merge, .batch: return true
+        case .merge, .batch, .guardedBatch: return true
         case .set, .increment, .transaction, .call: return false
+        }
+    }
+
+    /// True for batches and guarded batches: their writes apply all or nothing, and a rejected one is
+    /// indexed by the node that failed it.
+    public var hasBatchWrites: Bool {
+        switch kind {
+        case .batch, .guardedBatch: return true
+        case .set, .increment, .merge, .transaction, .call: return false
+        }
+    }
+
+    /// True for the ops the transaction rule guards: transactions and guarded batches. Whether one
+    /// applies depends on which ops stamped before it its origin had seen (``readVector``), at the
+    /// paths it read (``guardedPaths``).
+    public var isGuarded: Bool {
+        switch kind {
+        case .transaction, .guardedBatch: return true
+        case .set, .increment, .merge, .batch, .call: return false
+        }
+    }
+
+    /// The version vector a transaction or a guarded batch read under; nil for other kinds.
+    public var readVector: VersionVector? {
+        switch kind {
+        case .transaction(let read, _), .guardedBatch(let read, _, _): return read
+        case .set, .increment, .merge, .batch, .call: return nil
+        }
+    }
+
+    /// The paths whose subtrees the transaction rule guards: a transaction's node, a guarded batch's
+    /// read paths; empty for other kinds.
+    public var guardedPaths: [Path] {
+        switch kind {
+        case .transaction: return [path]
+        case .guardedBatch(_, let reads, _): return reads
+        case .set, .increment, .merge, .batch, .call: return []
+        }
+    }
+
+    /// True when some path the transaction rule guards for this op (``guardedPaths``) is related to
+    /// `other` (one is an ancestor-or-self of the other).
+    public func guardsPath(relatedTo other: Path) -> Bool {
+        switch kind {
+        case .transaction: return path.isRelated(to: other)
+        case .guardedBatch(_, let reads, _): return reads.contains { $0.isRelated(to: other) }
+        case .set, .increment, .merge, .batch, .call: return false
         }
     }
 
@@ -100,7 +147,7 @@ public struct Op: Sendable, Hashable {
     /// without building the anchors.
     public func hasAnchor(relatedTo path: Path) -> Bool {
         switch kind {
-        case .merge, .batch: return containsAnchor { path.isRelated(toJoined: $0, $1) }
+        case .merge, .batch, .guardedBatch: return containsAnchor { path.isRelated(toJoined: $0, $1) }
         default: return self.path.isRelated(to: path)
         }
     }
@@ -112,14 +159,25 @@ public struct Op: Sendable, Hashable {
         case .merge(let children):
             return children.contains { predicate(path.keys, $0.relative.keys) }
         case .batch(let writes):
-            return writes.contains { write in
-                if case .merge(let base, let children) = write {
-                    return children.contains { predicate(base.keys, $0.relative.keys) }
-                }
-                return predicate(write.path.keys, [])
-            }
+            return Self.containsAnchor(of: writes, where: predicate)
+        case .guardedBatch(_, let reads, let writes):
+            // The written nodes first, in the order of the writes, as for a batch; then the read paths.
+            return Self.containsAnchor(of: writes, where: predicate) || reads.contains { predicate($0.keys, []) }
         default:
             return predicate(path.keys, [])
+        }
+    }
+
+    /// ``containsAnchor(where:)`` for the writes of a batch: each written node, a merge part's children
+    /// one by one.
+    private static func containsAnchor(of writes: [Write], where predicate: (_ head: [Key], _ tail: [Key]) -> Bool)
+        -> Bool
+    {
+        writes.contains { write in
+            if case .merge(let base, let children) = write {
+                return children.contains { predicate(base.keys, $0.relative.keys) }
+            }
+            return predicate(write.path.keys, [])
         }
     }
 
@@ -128,7 +186,7 @@ public struct Op: Sendable, Hashable {
     public var readsState: Bool {
         switch kind {
         case .set, .merge: return false
-        case .increment, .transaction, .call: return true
+        case .increment, .transaction, .call, .guardedBatch: return true
         case .batch(let writes):
             return writes.contains { if case .increment = $0 { return true } else { return false } }
         }
@@ -150,6 +208,45 @@ public enum OpKind: Sendable, Hashable {
     case transaction(read: VersionVector, result: Value)
     /// A registered deterministic function, re-executed at its place in stamp order on every replica.
     case call(FunctionCall)
+    /// A batch that read: its writes apply as a batch (all or nothing) only if no op unseen by its
+    /// origin (`read`) touched the subtree of any of its read paths before it in stamp order; else it is
+    /// rejected (`staleRead`) and writes nothing. The multi-path form of ``transaction(read:result:)``.
+    /// Build it with ``guarded(read:reads:writes:)``, which checks it and gives the op's path.
+    case guardedBatch(read: VersionVector, reads: [Path], writes: [Write])
+
+    /// A guarded batch and its path (the common ancestor of what it reads and writes), checked: at
+    /// least one write and one read, at most ``CoreLimits/batchPartsMax`` writes and
+    /// ``CoreLimits/guardedReadsMax`` read paths. The read paths are kept sorted, and one inside another
+    /// is dropped (every op related to it is related to the outer one).
+    ///
+    /// ```swift
+    /// let (path, kind) = try OpKind.guarded(read: seen, reads: [stockPath], writes: [.increment(stockPath, by: -1, from: 0)])
+    /// ```
+    /// - Throws: ``CoreError/invalidOp(reason:)``.
+    public static func guarded(read: VersionVector, reads: [Path], writes: [Write]) throws -> (path: Path, kind: OpKind) {
+        guard !writes.isEmpty else { throw CoreError.invalidOp(reason: "a guarded batch writes something") }
+        guard writes.count <= CoreLimits.batchPartsMax else {
+            throw CoreError.invalidOp(reason: "a batch holds at most \(CoreLimits.batchPartsMax) writes")
+        }
+        let kept = minimalReadPaths(reads)
+        guard !kept.isEmpty else { throw CoreError.invalidOp(reason: "a guarded batch reads at least one path") }
+        guard kept.count <= CoreLimits.guardedReadsMax else {
+            throw CoreError.invalidOp(reason: "a guarded batch reads at most \(CoreLimits.guardedReadsMax) paths")
+        }
+        var path = writes[0].path
+        for write in writes.dropFirst() { path = path.commonAncestor(with: write.path) }
+        for read in kept { path = path.commonAncestor(with: read) }
+        return (path, .guardedBatch(read: read, reads: kept, writes: writes))
+    }
+
+    /// Read paths sorted, without repeats, and without any path inside another listed.
+    static func minimalReadPaths(_ reads: [Path]) -> [Path] {
+        var kept: [Path] = []
+        for path in reads.sorted() where !(kept.last.map { $0.isAncestorOrSelf(of: path) } ?? false) {
+            kept.append(path)
+        }
+        return kept
+    }
 }
 
 /// One child written by a merge: a relative path below the merge's node and its new value.
@@ -228,7 +325,8 @@ public enum Rejection: Sendable, Hashable, CustomStringConvertible {
     case notANumber(Path)
     /// An increment would give an infinite number.
     case nonFinite(Path)
-    /// A transaction read a subtree that an op unseen by its origin had touched before it.
+    /// A transaction (or a guarded batch, named by its path) read a subtree that an op unseen by its
+    /// origin had touched before it.
     case staleRead(Path)
     /// A registered function refused the call (for example an invariant would break).
     case refusedByFunction(name: String)

@@ -5,7 +5,8 @@
 ///   big-endian), `5` string (length, UTF-8), `6` object (count, then key and value, keys sorted)
 /// - path: count, then each key (length, UTF-8)
 /// - stamp: 8 bytes packed time, 8 bytes replica, big-endian
-/// - op: format byte `1`, stamp, sequence, path, kind tag and its payload (see `Docs/PROTOCOL.md`)
+/// - op: format byte `1`, stamp, sequence, path, kind tag and its payload (see `Docs/PROTOCOL.md`); kind
+///   `7` (a guarded batch) is new: data written before it never holds one, so it stays readable
 ///
 /// Decoding validates every key, depth, length and count, and rejects trailing bytes.
 ///
@@ -58,24 +59,7 @@ public enum OpCodec {
             write(from.value, to: &writer)
         case .batch(let writes):
             writer.write(byte: 4)
-            writer.write(varint: UInt64(writes.count))
-            for part in writes {
-                switch part {
-                case .set(let path, let value):
-                    writer.write(byte: 1)
-                    write(path, to: &writer)
-                    write(value, to: &writer)
-                case .merge(let path, let children):
-                    writer.write(byte: 2)
-                    write(path, to: &writer)
-                    write(children, to: &writer)
-                case .increment(let path, let by, let from):
-                    writer.write(byte: 3)
-                    write(path, to: &writer)
-                    write(by.value, to: &writer)
-                    write(from.value, to: &writer)
-                }
-            }
+            write(writes, to: &writer)
         case .transaction(let read, let result):
             writer.write(byte: 5)
             write(read, to: &writer)
@@ -85,7 +69,77 @@ public enum OpCodec {
             writer.write(string: call.name)
             writer.write(varint: UInt64(call.version))
             write(call.arguments, to: &writer)
+        case .guardedBatch(let read, let reads, let writes):
+            writer.write(byte: 7)
+            write(read, to: &writer)
+            writer.write(varint: UInt64(reads.count))
+            for path in reads { write(path, to: &writer) }
+            write(writes, to: &writer)
         }
+    }
+
+    /// The parts of a batch: their count, then each part's tag (`1` set, `2` merge, `3` increment),
+    /// path and payload.
+    private static func write(_ writes: [Write], to writer: inout ByteWriter) {
+        writer.write(varint: UInt64(writes.count))
+        for part in writes {
+            switch part {
+            case .set(let path, let value):
+                writer.write(byte: 1)
+                write(path, to: &writer)
+                write(value, to: &writer)
+            case .merge(let path, let children):
+                writer.write(byte: 2)
+                write(path, to: &writer)
+                write(children, to: &writer)
+            case .increment(let path, let by, let from):
+                writer.write(byte: 3)
+                write(path, to: &writer)
+                write(by.value, to: &writer)
+                write(from.value, to: &writer)
+            }
+        }
+    }
+
+    private static func readWrites(from reader: inout ByteReader) throws -> [Write] {
+        let count = try reader.readCount(max: CoreLimits.batchPartsMax, minimumBytes: 2)
+        guard count > 0 else { throw CoreError.malformedEncoding(offset: reader.offset, reason: "empty batch") }
+        var writes: [Write] = []
+        writes.reserveCapacity(count)
+        for _ in 0..<count {
+            let partTag = try reader.readByte()
+            let partPath = try readPath(from: &reader)
+            switch partTag {
+            case 1: writes.append(.set(partPath, try readValue(from: &reader, depth: partPath.depth)))
+            case 2: writes.append(.merge(partPath, try readChildren(from: &reader, depth: partPath.depth)))
+            case 3:
+                writes.append(
+                    .increment(partPath, by: try readNumber(from: &reader), from: try readNumber(from: &reader)))
+            default:
+                throw CoreError.malformedEncoding(offset: reader.offset, reason: "unknown batch part \(partTag)")
+            }
+        }
+        return writes
+    }
+
+    /// The read paths of a guarded batch: at least one, at most ``CoreLimits/guardedReadsMax``, in
+    /// increasing order, none inside another (the form ``OpKind/guarded(read:reads:writes:)`` gives).
+    private static func readGuardedPaths(from reader: inout ByteReader) throws -> [Path] {
+        let count = try reader.readCount(max: CoreLimits.guardedReadsMax, minimumBytes: 1)
+        guard count > 0 else {
+            throw CoreError.malformedEncoding(offset: reader.offset, reason: "a guarded batch without reads")
+        }
+        var reads: [Path] = []
+        reads.reserveCapacity(count)
+        for _ in 0..<count {
+            let path = try readPath(from: &reader)
+            if let last = reads.last, !(last < path) || last.isAncestorOrSelf(of: path) {
+                throw CoreError.malformedEncoding(
+                    offset: reader.offset, reason: "guarded read paths out of order or inside one another")
+            }
+            reads.append(path)
+        }
+        return reads
     }
 
     public static func read(from reader: inout ByteReader) throws -> Op {
@@ -104,24 +158,7 @@ public enum OpCodec {
         case 2: kind = .merge(try readChildren(from: &reader, depth: path.depth))
         case 3: kind = .increment(by: try readNumber(from: &reader), from: try readNumber(from: &reader))
         case 4:
-            let count = try reader.readCount(max: CoreLimits.batchPartsMax, minimumBytes: 2)
-            guard count > 0 else { throw CoreError.malformedEncoding(offset: reader.offset, reason: "empty batch") }
-            var writes: [Write] = []
-            writes.reserveCapacity(count)
-            for _ in 0..<count {
-                let partTag = try reader.readByte()
-                let partPath = try readPath(from: &reader)
-                switch partTag {
-                case 1: writes.append(.set(partPath, try readValue(from: &reader, depth: partPath.depth)))
-                case 2: writes.append(.merge(partPath, try readChildren(from: &reader, depth: partPath.depth)))
-                case 3:
-                    writes.append(
-                        .increment(partPath, by: try readNumber(from: &reader), from: try readNumber(from: &reader)))
-                default:
-                    throw CoreError.malformedEncoding(offset: reader.offset, reason: "unknown batch part \(partTag)")
-                }
-            }
-            kind = .batch(writes)
+            kind = .batch(try readWrites(from: &reader))
         case 5:
             let read = try readVersionVector(from: &reader)
             kind = .transaction(read: read, result: try readValue(from: &reader, depth: path.depth))
@@ -133,6 +170,10 @@ public enum OpCodec {
             }
             let arguments = try readValue(from: &reader, depth: 0)
             kind = .call(FunctionCall(name: name, version: UInt32(version), arguments: arguments))
+        case 7:
+            let read = try readVersionVector(from: &reader)
+            let reads = try readGuardedPaths(from: &reader)
+            kind = .guardedBatch(read: read, reads: reads, writes: try readWrites(from: &reader))
         default:
             throw CoreError.malformedEncoding(offset: reader.offset - 1, reason: "unknown op kind \(tag)")
         }

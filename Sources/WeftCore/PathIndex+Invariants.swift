@@ -78,11 +78,16 @@ extension PathIndex {
                 }
                 markLeaves(of: child.value, at: path)
             }
-        case .batch(let writes):
+        case .batch(let writes), .guardedBatch(_, _, let writes):
+            let reads = op.guardedPaths
             for anchor in op.anchors {
                 update(anchor) { node in
                     node.own.append(anchored)
                     node.ownNonIncrementMax = max(node.ownNonIncrementMax ?? op.stamp, op.stamp)
+                    // A guarded batch asks for the transaction rule at its read paths.
+                    if reads.contains(anchor) {
+                        node.ownTransactionMax = max(node.ownTransactionMax ?? op.stamp, op.stamp)
+                    }
                 }
             }
             for write in writes {

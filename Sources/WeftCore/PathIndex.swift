@@ -9,6 +9,8 @@ final class PathIndex {
     let root = Node(key: "")
     /// Nothing was recorded.
     var isEmpty: Bool { root.children.values.isEmpty && root.latestOwn.isEmpty && root.own.isEmpty }
+    /// The greatest stamp of a guarded batch recorded (a summary: it only grows).
+    @exclusivity(unchecked) private(set) var guardedMax: Stamp?
     /// Ops recorded so far (the clock of ``Node/lastArrival``).
     @exclusivity(unchecked) private(set) var arrivals: UInt64 = 0
 
@@ -154,14 +156,17 @@ final class PathIndex {
                     node.callCount += 1
                     node.numberMagnitude = .infinity
                     node.raiseNonIncrement(stamp)
-                case .merge, .batch:
+                case .merge, .batch, .guardedBatch:
                     break
                 }
             }
         case .merge(let children):
             insertMerge(op, children: children, probe: &probe)
         case .batch(let writes):
-            insertBatch(op, writes: writes, probe: &probe)
+            insertBatch(op, writes: writes, reads: [], read: nil, probe: &probe)
+        case .guardedBatch(let vector, let reads, let writes):
+            if guardedMax.map({ $0 < stamp }) ?? true { guardedMax = stamp }
+            insertBatch(op, writes: writes, reads: reads, read: vector, probe: &probe)
         }
         if probe.laterAbove { probe.conflicts = true }
         return probe
@@ -184,8 +189,10 @@ final class PathIndex {
         }
     }
 
-    /// Records a batch at each node it writes and marks where it may put scalars.
-    private func insertBatch(_ op: Op, writes: [Write], probe: inout Probe) {
+    /// Records a batch at each node it writes and marks where it may put scalars. A guarded batch is
+    /// recorded at its read paths too, where it asks for the transaction rule as a transaction does
+    /// (`probe.covered` says whether every op recorded before it there was seen).
+    private func insertBatch(_ op: Op, writes: [Write], reads: [Path], read: VersionVector?, probe: inout Probe) {
         // Each anchor once (a batch may write one node in several parts), and for each part, in the
         // order ``Op/forEachAnchor(_:)`` gives them, the position of its anchor.
         var anchors: [[Key]] = []
@@ -199,11 +206,15 @@ final class PathIndex {
                 anchors.append(keys)
             }
         }
+        // The rule at each read path, asked before the op is recorded anywhere: recorded at a written
+        // node below or above a read path first, it would count as an op its origin had not seen.
+        if let read { probe.covered = reads.allSatisfy { isCovered(path: $0, by: read) } }
         var nodes: [Unmanaged<Node>] = []
         nodes.reserveCapacity(anchors.count)
         if anchors.count > 1 { probe.parts.reserveCapacity(anchors.count) }
         for anchor in anchors {
-            nodes.append(recordPart(op, at: anchor, [], listed: anchors.count > 1, probe: &probe))
+            let guards = !reads.isEmpty && reads.contains { $0.keys == anchor }
+            nodes.append(recordPart(op, at: anchor, [], listed: anchors.count > 1, guards: guards, probe: &probe))
         }
         if nodes.count == 1 { probe.anchor = nodes[0] }
         // Where the batch may put scalars, and the numbers it writes, marked from the nodes the walks
@@ -235,11 +246,11 @@ final class PathIndex {
 
     /// Records one anchor of a merge or a batch (a blind or whole write there, never an increment of its
     /// own kind), folding what its walk said into `probe`, and listing it in `probe.parts` when `listed`.
-    private func recordPart(_ op: Op, at head: [Key], _ tail: [Key], listed: Bool, probe: inout Probe)
-        -> Unmanaged<Node>
-    {
+    private func recordPart(
+        _ op: Op, at head: [Key], _ tail: [Key], listed: Bool, guards: Bool = false, probe: inout Probe
+    ) -> Unmanaged<Node> {
         var part = Probe()
-        let node = record(op, at: head, tail, stamp: op.stamp, reads: false, read: nil, probe: &part)
+        let node = record(op, at: head, tail, stamp: op.stamp, reads: guards, read: nil, probe: &part)
         node._withUnsafeGuaranteedRef { $0.raiseNonIncrement(op.stamp) }
         probe.conflicts = probe.conflicts || part.conflicts
         probe.laterAbove = probe.laterAbove || part.laterAbove

@@ -25,8 +25,9 @@ public enum ReferenceFold {
         let index = PathIndex()
         for op in sorted {
             let outcome = Fold.apply(op, to: &state, registry: registry) {
-                if case .transaction(let read, _) = $0.kind { return index.isCovered(path: $0.path, by: read) }
-                return true
+                // The transaction rule: every op before it related to a guarded path was seen.
+                guard let read = $0.readVector else { return true }
+                return $0.guardedPaths.allSatisfy { index.isCovered(path: $0, by: read) }
             }
             outcomes[op.stamp] = outcome
             // The transaction rule needs only which origins touched which nodes, up to which sequence.

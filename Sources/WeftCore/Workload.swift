@@ -19,10 +19,16 @@ public struct Workload: Sendable {
         public var batches = 8
         public var transactions = 6
         public var calls = 4
+        /// Guarded batches (batches that read one to three paths, `OpKind.guardedBatch`). None by
+        /// default, so that the traffic of every existing seed stays as it was; tests and simulator runs
+        /// that exercise them set a weight.
+        public var guardedBatches = 0
 
         public init() {}
 
-        var total: Int { sets + merges + pushes + increments + counterResets + batches + transactions + calls }
+        var total: Int {
+            sets + merges + pushes + increments + counterResets + batches + transactions + calls + guardedBatches
+        }
     }
 
     /// Shape of the path space.
@@ -159,6 +165,8 @@ public struct Workload: Sendable {
             let path = rng.chance(0.5) ? itemPath(field: true) : counterPath()
             return (path, .transaction(read: readVector(writer: writer), result: randomValue(depth: 1)))
         }
+        roll -= mix.transactions
+        if roll < mix.guardedBatches { return randomGuardedBatch(writer: writer) }
         let from = "a\(rng.below(UInt64(shape.accounts)))"
         let to = "a\(rng.below(UInt64(shape.accounts)))"
         let arguments = Value.object([
@@ -237,6 +245,26 @@ public struct Workload: Sendable {
             }
         }
         return .batch(writes)
+    }
+
+    /// A guarded batch: the writes of a random batch, guarded by one to three paths read among the
+    /// items, their fields and the counters (often the nodes it writes, as a read-modify-write does).
+    mutating func randomGuardedBatch(writer: Int) -> (Path, OpKind) {
+        guard case .batch(let writes) = randomBatch() else { preconditionFailure("a random batch is a batch") }
+        var reads: [Path] = []
+        for _ in 0..<(1 + rng.below(3)) {
+            switch rng.below(3) {
+            case 0: reads.append(writes[Int(rng.below(UInt64(writes.count)))].path)
+            case 1: reads.append(itemPath(field: rng.chance(0.5)))
+            default: reads.append(counterPath())
+            }
+        }
+        do {
+            let (path, kind) = try OpKind.guarded(read: readVector(writer: writer), reads: reads, writes: writes)
+            return (path, kind)
+        } catch {
+            preconditionFailure("a workload's guarded batch is valid: \(error)")
+        }
     }
 
     /// A read vector as a writer would have it: all its own earlier ops, and a lagging prefix of others'.

@@ -230,7 +230,7 @@ import WeftTestSupport
                 == .malformedEncoding(offset: 0, reason: "unknown op format \(format)"))
     }
 
-    @Test(arguments: [UInt8(0), 7, 0xFF])
+    @Test(arguments: [UInt8(0), 8, 0xFF])
     func anUnknownKindTagIsRefused(tag: UInt8) throws {
         let writer = header(kind: tag)
         let bytes = writer.bytes + [0]

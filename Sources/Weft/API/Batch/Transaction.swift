@@ -24,10 +24,8 @@ public final class Transaction: @unchecked Sendable {
     // Sendable: every mutable field is guarded by `lock`.
     private let lock = NSLock()
     let access: ReplicaAccess
+    /// The writes, the reads and the state the reads come from (taken at the first read).
     private var recorder: WriteRecorder
-    /// The state every read of this transaction comes from, taken at its first read, and the version
-    /// vector it reflects (the transaction's read record).
-    private var snapshot: (tree: Value, read: VersionVector)?
     private var isCommitted = false
 
     /// A transaction on `replica`'s data.
@@ -168,22 +166,11 @@ public final class Transaction: @unchecked Sendable {
         guard access.isSame(as: other.access) else {
             throw WeftError(.invalidPath, "the transaction merged belongs to another replica")
         }
-        let (theirs, theirSnapshot) = try other.lock.withLock {
+        let theirs = try other.lock.withLock {
             try other.checkOpen()
-            return (other.recorder, other.snapshot)
+            return other.recorder
         }
-        try lock.withLock {
-            try checkOpen()
-            if let theirSnapshot {
-                if let snapshot, snapshot.read != theirSnapshot.read {
-                    throw WeftError(
-                        .invalidValue,
-                        "both transactions read, from two different states of the replica; read in one of them")
-                }
-                snapshot = theirSnapshot
-            }
-            try recorder.append(contentsOf: theirs)
-        }
+        try recording { try $0.append(contentsOf: theirs) }
     }
 
     // MARK: - Commit
@@ -255,13 +242,14 @@ public final class Transaction: @unchecked Sendable {
     private func submit(waitingFor target: WriteStatus?, timeout: Duration) throws -> (WriteReceipt?, WriteStatus) {
         if let target { try target.checkIsTarget() }
         guard timeout >= .zero else { throw WeftError(.invalidValue, "a commit timeout is not negative") }
-        let (recorded, read) = try lock.withLock {
+        let recorded = try lock.withLock {
             try checkOpen()
             isCommitted = true
-            return (recorder, snapshot?.read)
+            return recorder
         }
-        let awaited = target ?? (read != nil && access.backend.isReplicating ? .stable : .durable)
-        return (try access.submitRecorded(recorded, read: read), awaited)
+        let guarded = !recorded.reads.isEmpty
+        let awaited = target ?? (guarded && access.backend.isReplicating ? .stable : .durable)
+        return (try access.submitRecorded(recorded), awaited)
     }
 
     /// Waits for `target` at most `timeout`; throws `rejected` for a rejected op.
@@ -282,22 +270,6 @@ public final class Transaction: @unchecked Sendable {
         try lock.withLock {
             try checkOpen()
             return try body(&recorder)
-        }
-    }
-
-    /// Runs `body` with the snapshot every read comes from (taken now if this is the first read), and
-    /// the open recorder, under the lock.
-    func reading<T>(_ body: (Value, inout WriteRecorder) throws -> T) throws -> T {
-        try lock.withLock {
-            try checkOpen()
-            let current: (tree: Value, read: VersionVector)
-            if let snapshot {
-                current = snapshot
-            } else {
-                current = access.consistentState()
-                snapshot = current
-            }
-            return try body(current.tree, &recorder)
         }
     }
 
@@ -337,14 +309,22 @@ extension ReplicaAccess {
         return (backend.snapshot(), read)
     }
 
-    /// Submits recorded writes as one op: a batch, or, when `read` is given and paths were read, a
-    /// guarded batch that applies only if nothing changed under those paths since. Nil when nothing was
-    /// written.
-    func submitRecorded(_ recorded: WriteRecorder, read: VersionVector?) throws -> WriteReceipt? {
+    /// Submits recorded writes as one op: a batch, or, when paths were read, a guarded batch that
+    /// applies only if nothing changed under them since the reads' snapshot. Nil when nothing was
+    /// written (reads alone write nothing, and check nothing).
+    func submitRecorded(_ recorded: WriteRecorder) throws -> WriteReceipt? {
         try checkOpen()
         guard let first = recorded.writes.first else { return nil }
-        let common = recorded.writes.dropFirst().reduce(first.path) { $0.commonAncestor(with: $1.path) }
-        let receipt = try submit(path: common, kind: .batch(recorded.writes), at: recorded.time)
+        let receipt: WriteReceipt
+        if let snapshot = recorded.snapshot, !recorded.reads.isEmpty {
+            let (path, kind) = try WeftError.mapping(path: first.path.description) {
+                try OpKind.guarded(read: snapshot.read, reads: recorded.reads, writes: recorded.writes)
+            }
+            receipt = try submit(path: path, kind: kind, at: recorded.time)
+        } else {
+            let common = recorded.writes.dropFirst().reduce(first.path) { $0.commonAncestor(with: $1.path) }
+            receipt = try submit(path: common, kind: .batch(recorded.writes), at: recorded.time)
+        }
         state.noteBlindWrite(at: recorded.blindPaths)
         return receipt
     }

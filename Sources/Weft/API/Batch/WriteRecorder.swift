@@ -13,8 +13,11 @@ struct WriteRecorder {
     /// Nodes written wholly (sets, merge children): a `runTransaction` in flight on a related node
     /// loses to them (`overridden`).
     private(set) var blindPaths: [Path] = []
-    /// The paths read, in the order first read.
+    /// The paths read: none inside another.
     private(set) var reads: [Path] = []
+    /// The state every read comes from, taken at the first read, and the version vector it reflects
+    /// (the read record of the op).
+    private(set) var snapshot: (tree: Value, read: VersionVector)?
     private var bytes = 0
 
     init(access: ReplicaAccess, time: WeftTime) {
@@ -94,9 +97,18 @@ struct WriteRecorder {
         }
     }
 
+    /// Reads `path` in the snapshot every read of this recorder comes from (taken now when this is the
+    /// first read), and records that it was read.
+    mutating func read(_ path: Path) throws -> Value {
+        let current = snapshot ?? access.consistentState()
+        try recordRead(path)
+        snapshot = current
+        return current.tree.value(at: path)
+    }
+
     /// Records that `path` was read. A path inside one already read adds nothing: every op that could
     /// change it is related to the outer path too. One that holds paths read before replaces them.
-    mutating func recordRead(_ path: Path) throws {
+    private mutating func recordRead(_ path: Path) throws {
         if reads.contains(where: { $0.isAncestorOrSelf(of: path) }) { return }
         let kept = reads.filter { !path.isAncestorOrSelf(of: $0) }
         guard kept.count < CoreLimits.guardedReadsMax else {
@@ -107,11 +119,17 @@ struct WriteRecorder {
         reads = kept + [path]
     }
 
-    /// Appends the writes and reads of `other`, checked again as a whole (sizes and counts).
+    /// Appends the writes and reads of `other`, checked again as a whole (sizes and counts). Both must
+    /// read from one state when both read.
     mutating func append(contentsOf other: WriteRecorder) throws {
+        if let theirs = other.snapshot, let mine = snapshot, theirs.read != mine.read {
+            throw WeftError(
+                .invalidValue, "both transactions read, from two different states of the replica; read in one of them")
+        }
         var merged = self
         for write in other.writes { try merged.record(write) }
         for path in other.reads { try merged.recordRead(path) }
+        if merged.snapshot == nil { merged.snapshot = other.snapshot }
         self = merged
     }
 
