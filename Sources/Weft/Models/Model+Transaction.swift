@@ -92,9 +92,8 @@ extension Transaction: ModelWriter {
 
     func recordIncrement(by step: Number, at node: DataNode) throws { try increment(by: step, at: node) }
 
-    // Reads come with part B of the Transaction (models-core): until then a shared field that is not a
-    // number cannot be saved through one, as through a batch.
-    func recordRead(_ node: DataNode) throws -> Value? { nil }
+    // The transaction records the read, so its commit is refused when the field changes under it.
+    func recordRead(_ node: DataNode) throws -> Value? { try read(node) }
 
     func reservePushKey(under node: DataNode) throws -> String {
         guard let key = try node.createChild().key else { preconditionFailure("a child has a key") }

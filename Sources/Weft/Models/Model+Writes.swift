@@ -118,7 +118,8 @@ extension WriteBatch: ModelWriter {
 
     func recordIncrement(by step: Number, at node: DataNode) throws { try increment(by: step, at: node) }
 
-    func recordRead(_ node: DataNode) throws -> Value? { nil }
+    // A batch that reads is a serializable `performChanges`: its closure runs again on a stale read.
+    func recordRead(_ node: DataNode) throws -> Value? { try read(node) }
 
     func reservePushKey(under node: DataNode) throws -> String {
         guard let key = try node.createChild(at: time).key else {

@@ -184,14 +184,19 @@ import WeftCore
         await right.finish()
     }
 
-    @Test("a shared field that is not a number needs a transaction's read")
+    @Test("a shared field that is not a number is saved with a read, and refused once changed under it")
     func sharedNonNumericNeedsARead() async throws {
         let fixture = try ReplicaFixture(.memory)
         let post = try await Self.insertPost(in: fixture.replica)
         post.status = "published"
-        await #expect(throws: WeftError.self) {
-            try await fixture.replica.performChanges { batch in try post.save(in: batch) }
-        }
+        let transaction = fixture.replica.transaction()
+        try post.save(in: transaction)
+        try await transaction.commit()
+        #expect(post.status == "published")
+        // Assigned over "published", then changed under it: the save refuses at once.
+        post.status = "archived"
+        try await (fixture.replica.root / "posts/\(try #require(post.id))/status")!.set("draft")
+        #expect(throws: WeftError.self) { try post.save(in: fixture.replica.transaction()) }
         await fixture.finish()
     }
 
