@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Transactions and batches that read: one guarded batch op, applied only if nothing changed under what
 /// they read; rejected here or on another replica when something did.
