@@ -3,6 +3,11 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
+// Test code is compiled unoptimised even in `make test`'s release build: the code under test stays
+// optimised, and optimising some 27,000 lines of tests (Swift Testing's expanded macros above all) cost
+// more build time than it saved in the run (Docs/BENCHMARKS.md, "Test build").
+let testSettings: [SwiftSetting] = strict + [.unsafeFlags(["-Onone"], .when(configuration: .release))]
+
 let package = Package(
     name: "Weft",
     platforms: [.macOS(.v14)],
@@ -125,22 +130,22 @@ let package = Package(
             dependencies: [
                 "WeftCore", "WeftTestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
             ],
-            swiftSettings: strict
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "WeftStoreTests",
             dependencies: ["WeftStore", "WeftCore", .product(name: "GRDB", package: "GRDB.swift")],
-            swiftSettings: strict
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "WeftSyncTests",
             dependencies: ["WeftSync", "WeftCore"],
-            swiftSettings: strict
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "WeftNetTests",
             dependencies: ["WeftNet", "WeftCore"],
-            swiftSettings: strict
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "WeftTests",
@@ -152,7 +157,7 @@ let package = Package(
                     name: "OpenCombine", package: "OpenCombine",
                     condition: .when(platforms: [.linux, .windows, .android])),
             ],
-            swiftSettings: strict
+            swiftSettings: testSettings
         ),
         // Test helpers of the HTTP face: a webhook receiver on a real socket.
         .target(
@@ -171,7 +176,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
-            swiftSettings: strict
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "IntegrationTests",
@@ -180,12 +185,12 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
-            swiftSettings: strict
+            swiftSettings: testSettings
         ),
         .testTarget(
             name: "WeftSimulationTests",
             dependencies: ["WeftSimulation", "WeftCore", "WeftTestSupport", "weft-sim"],
-            swiftSettings: strict
+            swiftSettings: testSettings
         ),
     ]
 )
