@@ -22,6 +22,12 @@ public enum Sabotage: String, Codable, Sendable, Hashable, CaseIterable {
     /// A registered call runs once, on the state it meets when it arrives, instead of at its place
     /// in stamp order.
     case callsRunAtArrival = "calls-at-arrival"
+    /// Relation changes are written as blind batches: they read nothing, so a link may land on an
+    /// object deleted concurrently, and a delete may miss a concurrent link (needs `--relations`).
+    case relationsBlind = "blind-relations"
+    /// Relation changes read the paths their writes depend on but not the relation clock, so an
+    /// applied change may rest on an earlier change that the fold rejected (needs `--relations`).
+    case relationsUnserialized = "unserialized-relations"
 
     /// What the sabotage breaks, in a sentence.
     public var summary: String {
@@ -31,6 +37,17 @@ public enum Sabotage: String, Codable, Sendable, Hashable, CaseIterable {
         case .equalIncrementsDropped: return "equal increments of one counter are dropped as duplicates"
         case .transactionsNeverValidated: return "stale transactions are applied instead of rejected"
         case .callsRunAtArrival: return "registered calls run on arrival, not at their place in stamp order"
+        case .relationsBlind: return "relation changes are written as blind batches"
+        case .relationsUnserialized: return "relation changes do not read the relation clock"
+        }
+    }
+
+    /// True for the sabotages of the relation planner's batches, which leave the engine as it is and
+    /// need relation traffic (``ScenarioOptions/relationShare``) to show.
+    public var breaksRelations: Bool {
+        switch self {
+        case .relationsBlind, .relationsUnserialized: return true
+        default: return false
         }
     }
 }
@@ -147,6 +164,8 @@ final class SabotagedEngine: ReplicaEngine {
                 let result = function(before.value(at: op.path), call.arguments)
             else { return }
             patches.append(.write(op.path, result.normalized))
+        case .relationsBlind, .relationsUnserialized:
+            return
         }
     }
 }

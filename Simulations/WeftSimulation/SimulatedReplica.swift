@@ -100,7 +100,15 @@ final class SimulatedReplica {
         precondition(isUp, "a crashed replica does not write")
         let stamp = try clock.next(wallMillis: wallMillis(now: now))
         lastOwnSequence += 1
-        let op = WritePlan.op(of: write, stamp: stamp, sequence: lastOwnSequence, read: engine.versionVector)
+        let op: Op
+        if let step = write.relation {
+            // Planned now, on what this replica holds, as an app's transaction would be.
+            let made = RelationWorkload.op(
+                of: step, index: write.index, state: engine.state, read: engine.versionVector, sabotage: sabotage)
+            op = Op(stamp: stamp, sequence: lastOwnSequence, path: made.path, kind: made.kind)
+        } else {
+            op = WritePlan.op(of: write, stamp: stamp, sequence: lastOwnSequence, read: engine.versionVector)
+        }
         let report = engine.apply([op])
         let encoding = OpCodec.encode(op)[...]
         encodings.keep(op, encoding)

@@ -11,6 +11,7 @@ import WeftCore
         options.replicasMax = 6
         options.opCount = 200
         options.sabotage = sabotage
+        if sabotage.breaksRelations { options.relationShare = 0.3 }
         return options
     }
 
@@ -29,6 +30,7 @@ import WeftCore
         // Caught by a checker of the merge rules, not by an accident of the run.
         let semantic: Set<SimulationFailure.Kind> = [
             .stateDiffersFromFold, .sameOpsDifferentDigests, .duplicateChangedState, .counterInexact, .bankInvariant,
+            .relationIntegrity,
         ]
         #expect(semantic.contains(caught.failure.kind), "seed \(caught.seed): \(caught.failure)")
     }
