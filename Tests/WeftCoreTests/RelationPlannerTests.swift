@@ -219,6 +219,10 @@ import Testing
             for step in 0..<60 {
                 let object = objects[Int(rng.below(6))]
                 let other = objects[Int(rng.below(6))]
+                // Links start from objects that exist (an app links from a stored model).
+                if !RelationLayout.exists(state.value(at: object)) {
+                    state.write(.string("n\(step)"), at: try object.child("name"))
+                }
                 do {
                     _ = try change(&state) { planner in
                         switch rng.below(7) {
