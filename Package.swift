@@ -116,9 +116,15 @@ let package = Package(
             path: "Simulations/weft-sim",
             swiftSettings: strict
         ),
+        // Test helpers shared by the test targets (the one op builder).
+        .target(
+            name: "WeftTestSupport", dependencies: ["WeftCore"], path: "Tests/WeftTestSupport", swiftSettings: strict
+        ),
         .testTarget(
             name: "WeftCoreTests",
-            dependencies: ["WeftCore", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "WeftCore", "WeftTestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
@@ -148,14 +154,37 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Test helpers of the HTTP face: a webhook receiver on a real socket.
+        .target(
+            name: "WeftHTTPTestSupport",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/WeftHTTPTestSupport", swiftSettings: strict
+        ),
+        .testTarget(
+            name: "WeftHTTPTests",
+            dependencies: [
+                "WeftHTTP", "Weft", "WeftCore", "WeftSync", "WeftHTTPTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["WeftCore", "Weft", "weft"],
+            dependencies: [
+                "WeftCore", "Weft", "weft", "WeftHTTPTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "WeftSimulationTests",
-            dependencies: ["WeftSimulation", "WeftCore", "weft-sim"],
+            dependencies: ["WeftSimulation", "WeftCore", "WeftTestSupport", "weft-sim"],
             swiftSettings: strict
         ),
     ]

@@ -7,7 +7,7 @@
 //     swift run SharedCounter
 
 import Foundation
-import Weft
+@_spi(Engine) import Weft
 import WeftCore
 
 /// Sends `target` every op of `source` it lacks, origin by origin, in sequence order.

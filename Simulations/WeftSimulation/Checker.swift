@@ -164,6 +164,28 @@ final class Checker {
         return nil
     }
 
+    /// A replica's stable stamp frontier says every member durably holds every op stamped at or below
+    /// it. An origin's stamps grow with its sequence, so per origin only the op after the least durable
+    /// sequence among `holders` needs looking at.
+    /// - Parameters:
+    ///   - frontier: the stamp frontier `replica` marked stable.
+    ///   - holders: each member's index and durable vector.
+    ///   - origins: the origins whose ops the claim covers.
+    func stableStamp(
+        _ frontier: Stamp, claimedBy replica: Int, holders: [(index: Int, durable: VersionVector)], origins: [ReplicaID]
+    ) -> SimulationFailure? {
+        for origin in origins {
+            guard let lowest = holders.min(by: { $0.durable[origin] < $1.durable[origin] }) else { return nil }
+            let sequence = lowest.durable[origin] + 1
+            guard let stamp = slots[Slot(origin: origin, sequence: sequence)], stamp <= frontier else { continue }
+            return failure(
+                .stableBeyondHeld, replica,
+                "stable stamp frontier \(frontier) but r\(lowest.index) lacks op \(sequence) of \(origin), "
+                    + "stamped \(stamp)")
+        }
+        return nil
+    }
+
     /// A replica lost `lost` in a crash (ops it had not synced). Its own lost ops must not have
     /// left it; they are forgotten, as their sequences will be reused.
     func crashed(_ replica: Int, lost: [Op]) -> SimulationFailure? {

@@ -31,13 +31,13 @@ enum CounterOracle {
             _ = increment(at: op.path.keys, by: by, from: from, in: &tree)
         case .batch(let writes):
             applyBatch(writes, to: &tree, foldOutcome: foldOutcome)
-        case .guardedBatch(_, _, let writes):
-            // Rejected when a read was stale (the fold decides that); else a batch like any other.
-            guard foldOutcome == .applied else { return }
-            applyBatch(writes, to: &tree, foldOutcome: foldOutcome)
         case .transaction(_, let result):
             guard foldOutcome == .applied else { return }
             write(result, at: op.path.keys, in: &tree)
+        case .guardedBatch(_, _, let writes):
+            // Whether its reads held is the fold's to say; applied, it is a batch.
+            guard foldOutcome == .applied else { return }
+            applyBatch(writes, to: &tree, foldOutcome: foldOutcome)
         case .call(let call):
             guard isTracked(op.path.keys), !op.path.isRoot,
                 let function = registry.function(name: call.name, version: call.version),

@@ -1,8 +1,9 @@
 import WeftCore
+import WeftSync
 
 /// What a simulated replica needs from its merge engine. The real ``MergeEngine`` conforms as it is;
 /// a ``SabotagedEngine`` wraps one and breaks a rule on purpose.
-protocol ReplicaEngine: AnyObject {
+protocol ReplicaEngine: ReplicaLog {
     /// Applies ops in any order, with duplicates.
     func apply(_ ops: [Op]) -> ApplyReport
     /// The current state.
@@ -56,7 +57,7 @@ extension Sabotage {
     /// An engine for a replica: the real one, wrapped in a sabotage when there is one.
     static func engine(_ sabotage: Sabotage?, registry: FunctionRegistry, capturesChanges: Bool) -> any ReplicaEngine {
         let engine = MergeEngine(registry: registry, capturesChanges: capturesChanges)
-        guard let sabotage, !sabotage.breaksRelations else { return engine }
+        guard let sabotage, !sabotage.breaksStability, !sabotage.breaksRelations else { return engine }
         return SabotagedEngine(inner: engine, sabotage: sabotage)
     }
 }

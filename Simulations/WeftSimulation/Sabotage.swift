@@ -1,9 +1,10 @@
 import WeftCore
 
-/// A deliberately broken merge rule. A run with a sabotage must fail one of the checkers: that is
-/// how the simulator shows its checkers can see such a bug at all.
+/// A deliberately broken merge or stability rule. A run with a sabotage must fail one of the checkers:
+/// that is how the simulator shows its checkers can see such a bug at all.
 ///
-/// Sabotage lives here, in a wrapper around the real engine, never in WeftCore.
+/// Sabotage lives here, never in WeftCore or WeftSync: a merge rule is broken in a wrapper around the
+/// real engine, the stability rule by the shell breaking what it feeds the product's `ReplicaInstance`.
 ///
 /// ```swift
 /// var options = ScenarioOptions()
@@ -22,12 +23,18 @@ public enum Sabotage: String, Codable, Sendable, Hashable, CaseIterable {
     /// A registered call runs once, on the state it meets when it arrives, instead of at its place
     /// in stamp order.
     case callsRunAtArrival = "calls-at-arrival"
+    /// The stable stamp frontier ignores `known`, the ops members acknowledged that this replica does not
+    /// hold yet: an origin whose next op is elsewhere no longer bounds it.
+    case stabilityIgnoresKnown = "stable-ignores-known"
     /// Relation changes are written as blind batches: they read nothing, so a link may land on an
     /// object deleted concurrently, and a delete may miss a concurrent link (needs `--relations`).
     case relationsBlind = "blind-relations"
     /// Relation changes read the paths their writes depend on but not the relation clock, so an
     /// applied change may rest on an earlier change that the fold rejected (needs `--relations`).
     case relationsUnserialized = "unserialized-relations"
+
+    /// True for a sabotage of the stability rule (``ReplicaInstance``), false for one of the merge engine.
+    public var breaksStability: Bool { self == .stabilityIgnoresKnown }
 
     /// What the sabotage breaks, in a sentence.
     public var summary: String {
@@ -37,6 +44,8 @@ public enum Sabotage: String, Codable, Sendable, Hashable, CaseIterable {
         case .equalIncrementsDropped: return "equal increments of one counter are dropped as duplicates"
         case .transactionsNeverValidated: return "stale transactions are applied instead of rejected"
         case .callsRunAtArrival: return "registered calls run on arrival, not at their place in stamp order"
+        case .stabilityIgnoresKnown:
+            return "the stable stamp frontier ignores ops members hold that this replica has not received"
         case .relationsBlind: return "relation changes are written as blind batches"
         case .relationsUnserialized: return "relation changes do not read the relation clock"
         }
@@ -108,6 +117,9 @@ final class SabotagedEngine: ReplicaEngine {
     var frontier: Stamp? { inner.frontier }
     var base: Value { inner.base }
     func allCompactedTouches() -> [CompactedTouch] { inner.allCompactedTouches() }
+    func forEachLoggedOp(through frontier: Stamp, _ body: (Op) -> Void) {
+        inner.forEachLoggedOp(through: frontier, body)
+    }
 
     /// The real engine installs the base; the broken rule goes on from there, its earlier patches gone
     /// with the state they patched.
@@ -164,7 +176,8 @@ final class SabotagedEngine: ReplicaEngine {
                 let result = function(before.value(at: op.path), call.arguments)
             else { return }
             patches.append(.write(op.path, result.normalized))
-        case .relationsBlind, .relationsUnserialized:
+        case .stabilityIgnoresKnown, .relationsBlind, .relationsUnserialized:
+            // Not merge rules: the engine is not wrapped for them (see `Sabotage.engine`).
             return
         }
     }

@@ -131,10 +131,10 @@ public enum OpText {
         case .increment(let by, let from): return "increment \(op.path) by \(by) from \(from)"
         case .batch(let writes):
             return "batch [" + writes.map(write).joined(separator: "; ") + "]"
-        case .guardedBatch(let read, let reads, let writes):
-            return "guarded batch read \(read) reads [" + reads.map(\.description).joined(separator: ", ") + "] ["
-                + writes.map(write).joined(separator: "; ") + "]"
         case .transaction(let read, let result): return "transaction \(op.path) read \(read) = \(result.jsonString())"
+        case .guardedBatch(let read, let reads, let writes):
+            return "guarded read \(read) reads [" + reads.map(\.description).joined(separator: ", ") + "] batch ["
+                + writes.map(write).joined(separator: "; ") + "]"
         case .call(let call):
             return "call \(op.path) \(call.name)@\(call.version)(\(call.arguments.jsonString()))"
         }

@@ -1,9 +1,10 @@
 import WeftCore
 import WeftSync
 
-/// One simulated replica, as a real shell would hold it: the real merge engine (or a sabotaged
-/// one), a hybrid logical clock fed by a simulated wall clock, a disk, and what it learnt of its
-/// peers' acknowledgements.
+/// One simulated replica, a shell as `Replica` is one: the real merge engine (or a sabotaged one), the
+/// product's own policy (``ReplicaInstance``: clock and sequence, marks, stable and compaction
+/// frontiers, snapshot installs) fed by a simulated wall clock, a disk, and what it learnt of its
+/// peers' acknowledgements. Every decision of policy is the instance's; this shell carries it out.
 ///
 /// Its sessions see the log through ``view``: the ops the disk has synced, which is what this
 /// replica acknowledges and relays, so that a crash can only lose ops that never left it.
@@ -34,16 +35,12 @@ final class SimulatedReplica {
         lastDigest = (state, digest)
         return digest
     }
-    private(set) var clock: HybridClock
+    /// The replica's policy, the same value `Replica` drives.
+    private(set) var instance: ReplicaInstance
     /// The ops synced to disk, per origin.
     private(set) var durable = ContiguousLog()
     /// The ops of each commit not synced yet, oldest first (the disk's unsynced commits).
     private(set) var unsyncedCommits: [[Op]] = []
-    private(set) var lastOwnSequence: UInt64 = 0
-    /// Per origin, the ops folded into the engine's base.
-    private(set) var compacted = VersionVector()
-    /// The stable frontier the last compaction attempt started from (none is tried again on it).
-    private var lastCompactionStable: (VersionVector, CompactionCap)?
     private(set) var book: AcknowledgementBook
     /// The wall clock minus simulated time, in milliseconds.
     var clockOffsetMillis: Int64
@@ -71,7 +68,9 @@ final class SimulatedReplica {
         self.members = members
         self.hubs = hubs
         engine = Sabotage.engine(sabotage, registry: Workload.registry, capturesChanges: disk.storesTree)
-        clock = HybridClock(replica: id, driftMillisMax: SimulationLimits.driftMillisMax)
+        instance = ReplicaInstance(
+            replica: id, clock: HybridClock(replica: id, driftMillisMax: SimulationLimits.driftMillisMax))
+        instance.loaded(ownSequenceMax: 0, compactionVector: VersionVector())
         book = AcknowledgementBook(local: id, members: members, hubs: hubs)
         clockOffsetMillis = profile.clockOffsetMillis
     }
@@ -86,8 +85,8 @@ final class SimulatedReplica {
     var view: ReplicaLogView {
         if let cachedView { return cachedView }
         let view = ReplicaLogView(
-            engine: engine, encodings: encodings, versionVector: durable.vector, compactionFrontier: compacted,
-            stableFrontier: book.stableFrontier(local: durable.vector))
+            engine: engine, encodings: encodings, versionVector: durable.vector,
+            compactionFrontier: instance.compactionVector, stableFrontier: instance.announcedStable)
         cachedView = view
         return view
     }
@@ -98,16 +97,16 @@ final class SimulatedReplica {
     /// - Throws: the clock's error when the 48-bit range runs out (never in practice).
     func write(_ write: WritePlan.Write, now: UInt64) throws -> (Op, ArraySlice<UInt8>, ApplyReport) {
         precondition(isUp, "a crashed replica does not write")
-        let stamp = try clock.next(wallMillis: wallMillis(now: now))
-        lastOwnSequence += 1
+        let stamp = try instance.nextStamp(wallMillis: wallMillis(now: now))
+        let sequence = instance.claimSequence()
         let op: Op
         if let step = write.relation {
             // Planned now, on what this replica holds, as an app's transaction would be.
             let made = RelationWorkload.op(
                 of: step, index: write.index, state: engine.state, read: engine.versionVector, sabotage: sabotage)
-            op = Op(stamp: stamp, sequence: lastOwnSequence, path: made.path, kind: made.kind)
+            op = Op(stamp: stamp, sequence: sequence, path: made.path, kind: made.kind)
         } else {
-            op = WritePlan.op(of: write, stamp: stamp, sequence: lastOwnSequence, read: engine.versionVector)
+            op = WritePlan.op(of: write, stamp: stamp, sequence: sequence, read: engine.versionVector)
         }
         let report = engine.apply([op])
         let encoding = OpCodec.encode(op)[...]
@@ -126,9 +125,9 @@ final class SimulatedReplica {
         precondition(isUp, "a crashed replica receives nothing")
         let wall = wallMillis(now: now)
         for op in ops {
-            do { try clock.check(op.stamp, wallMillis: wall) } catch { return nil }
+            do { try instance.check(op.stamp, wallMillis: wall) } catch { return nil }
         }
-        for op in ops { try? clock.receive(op.stamp, wallMillis: wall) }
+        for op in ops { try? instance.receive(op, wallMillis: wall) }
         let report = engine.apply(ops)
         let fresh = report.admitted.map { ops[$0] }
         let freshEncodings = encodings.map { all in report.admitted.map { all[$0] } }
@@ -141,7 +140,7 @@ final class SimulatedReplica {
 
     /// One group commit; synced at once when the replica syncs every commit.
     private func commit(_ ops: [Op], encodings: [ArraySlice<UInt8>]?, changes: [Change]) throws {
-        try disk.commit(ops, encodings: encodings, changes: changes, clockTime: clock.lastTime)
+        try disk.commit(ops, encodings: encodings, changes: changes, clockTime: instance.clock.lastTime)
         if profile.syncsEveryCommit {
             try disk.sync()
             for op in ops { durable.add(op) }
@@ -168,19 +167,40 @@ final class SimulatedReplica {
         return true
     }
 
-    /// Records a peer's acknowledgement.
+    /// Records a peer's acknowledgement, and lets the instance decide what it changes.
     func record(_ acknowledgement: Acknowledgement, from peer: ReplicaID) {
         book.record(acknowledgement, from: peer)
-        cachedView = nil
+        acknowledgementsChanged()
     }
 
     /// A replica this one had a session with counts as a member from now on.
     func learn(member: ReplicaID) {
-        guard !members.contains(member) else { return }
-        members.insert(member)
-        book.addMember(member)
-        lastCompactionStable = nil
-        cachedView = nil
+        if !members.contains(member) {
+            members.insert(member)
+            book.addMember(member)
+        }
+        // As the daemon's driver does when a session connects.
+        acknowledgementsChanged()
+    }
+
+    /// The acknowledgements changed, or the durable log grew: the instance decides the marks and the
+    /// stable frontiers, as it does under `SyncDriver` (a sabotage of the stability rule breaks its
+    /// inputs here: the instance itself is the product's).
+    func acknowledgementsChanged() {
+        var inputs = AcknowledgementInputs(book: book, durable: durable.vector)
+        if sabotage == .stabilityIgnoresKnown {
+            // The rule then sees only the ops held here: an op a member acked elsewhere no longer bounds it.
+            inputs.known = durable.vector
+        }
+        for directive in instance.onAcknowledgements(inputs, log: engine) {
+            switch directive {
+            case .markAcknowledged, .markStable:
+                // No receipts here; the marks live in the instance, as `Replica`'s store keeps them.
+                break
+            case .announceStable:
+                cachedView = nil
+            }
+        }
     }
 
     /// Installs a snapshot of ops this replica lacks (a late joiner meeting a hub that compacted): the
@@ -190,58 +210,29 @@ final class SimulatedReplica {
     /// - Throws: the clock's drift refusal of the sender's stamp, or the engine's refusal.
     func install(_ snapshot: SyncSnapshot, now: UInt64) throws -> CompactedBaseInstall? {
         precondition(isUp, "a crashed replica installs nothing")
-        guard let stamp = snapshot.stampFrontier else { return nil }
         let wall = wallMillis(now: now)
-        try clock.receive(stamp, wallMillis: wall)
-        let base = CompactedBase(
-            value: snapshot.value, vector: snapshot.frontier, stampFrontier: stamp, touches: snapshot.touches)
-        guard
+        guard case .install(let base) = try instance.snapshotInstall(snapshot, wallMillis: wall, log: engine),
             let (installed, install) = try engine.installingBase(
-                base, local: id, localBaseVector: compacted, acknowledgedThrough: book.acknowledgedThrough(origin: id),
-                nextStamp: { try clock.next(wallMillis: wall) })
+                base, local: id, localBaseVector: instance.compactionVector,
+                acknowledgedThrough: instance.acknowledgedThrough,
+                nextStamp: { try instance.nextStamp(wallMillis: wall) })
         else { return nil }
         engine = installed
-        compacted = snapshot.frontier
+        instance.installed(snapshot.frontier)
         durable.raise(to: snapshot.frontier)
-        lastCompactionStable = nil
         cachedView = nil
         return install
     }
 
     // MARK: - Compaction
 
-    /// Folds into the engine's base every op that every member durably holds, as a replica does to
-    /// keep its log short.
-    ///
-    /// The stable frontier is a version vector; the engine compacts by stamp. Every op a member has
-    /// not acknowledged comes after the last one it did, in its origin's sequence and so in stamp
-    /// order; hence every op stamped at or below the earliest of those last acknowledged ops is
-    /// held by all. The disk keeps the whole log (see `Docs/SIMULATOR.md`).
+    /// Folds into the engine's base what the instance says every member holds (its stable frontier,
+    /// under the hubs' compaction cap), as `Replica.compact` does. The disk keeps the whole log (see
+    /// `Docs/SIMULATOR.md`).
     /// - Returns: the number of ops folded.
     func compactToStableFrontier() -> Int {
-        let stable = view.stableFrontier
-        let cap = book.compactionCap
-        if let (last, lastCap) = lastCompactionStable, last == stable, lastCap == cap { return 0 }
-        lastCompactionStable = (stable, cap)
-        var frontier: Stamp?
-        for member in members.sorted() {
-            let sequence = stable[member]
-            guard sequence > compacted[member], let stamp = engine.stamp(of: member, sequence: sequence) else {
-                return 0
-            }
-            frontier = min(frontier ?? stamp, stamp)
-        }
-        // No further than the hub compacted (see `AcknowledgementBook.compactionCap`).
-        guard let candidate = frontier.flatMap(cap.capping), let frontier = engine.compactionFrontier(upTo: candidate)
-        else { return 0 }
-        for member in members.sorted() {
-            // An origin's stamps grow with its sequence: its ops at or below the frontier are a prefix.
-            var last = compacted[member]
-            while last < stable[member], let stamp = engine.stamp(of: member, sequence: last + 1), stamp <= frontier {
-                last += 1
-            }
-            compacted.advance(origin: member, to: last)
-        }
+        guard let frontier = instance.compactionFrontier(log: engine) else { return 0 }
+        instance.compacting(upTo: frontier, log: engine)
         cachedView = nil
         return engine.compact(upTo: frontier)
     }
@@ -277,11 +268,17 @@ final class SimulatedReplica {
         // the same ops again, so its frontier never moves back (its hub's leaves may have compacted
         // as far, and a late joiner's ops below it must stay refused).
         if let frontier { _ = engine.compact(upTo: frontier) }
-        clock = HybridClock(replica: id, lastTime: recovered.clockTime, driftMillisMax: SimulationLimits.driftMillisMax)
-        lastOwnSequence = recovered.ops.reduce(0) { $1.origin == id ? max($0, $1.sequence) : $0 }
+        // The marks survive, as `Replica`'s store keeps them; the stable frontiers start over, as they do
+        // when `Replica` opens.
+        let clock = HybridClock(replica: id, lastTime: recovered.clockTime, driftMillisMax: SimulationLimits.driftMillisMax)
+        let compactionVector = frontier == nil ? VersionVector() : instance.compactionVector
+        instance = ReplicaInstance(
+            replica: id, clock: clock, acknowledgedThrough: instance.acknowledgedThrough,
+            stableThrough: instance.stableThrough)
+        instance.loaded(
+            ownSequenceMax: recovered.ops.reduce(0) { $1.origin == id ? max($0, $1.sequence) : $0 },
+            compactionVector: compactionVector)
         book = AcknowledgementBook(local: id, members: members, hubs: hubs)
-        if frontier == nil { compacted = VersionVector() }
-        lastCompactionStable = nil
         isUp = true
         cachedView = nil
         return recovered

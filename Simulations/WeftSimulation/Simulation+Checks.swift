@@ -14,6 +14,7 @@ extension Simulation {
         for replica in up { coverage.bump(.opsCompacted, by: replica.compactToStableFrontier()) }
         checkDigests(of: up)
         checkStableFrontiers(of: up)
+        checkStableStamps(of: up)
         if checksDone % 4 == 0, !up.isEmpty {
             checkDuplicateDelivery(at: up[checksDone / 4 % up.count])
         }
@@ -81,6 +82,21 @@ extension Simulation {
                 return fail(
                     .acknowledgementBeyondDurable, replica.index,
                     "stable frontier \(stable) but r\(other.index) durably holds \(other.durable.vector)")
+            }
+        }
+    }
+
+    /// A stable stamp frontier (the instance's, which compaction folds up to) claims that every member
+    /// durably holds every op stamped at or below it. The late joiner is left out, as holder and as
+    /// origin: the group's frontier runs ahead of it until the snapshot reaches it.
+    private func checkStableStamps(of up: [SimulatedReplica]) {
+        let joiner = scenario.lateJoiner?.replica
+        let holders = replicas.filter { $0.index != joiner }.map { (index: $0.index, durable: $0.durable.vector) }
+        let origins = holders.map { replicas[$0.index].id }
+        for replica in up {
+            guard let frontier = replica.instance.stableFrontier else { continue }
+            if let failure = checker.stableStamp(frontier, claimedBy: replica.index, holders: holders, origins: origins) {
+                return record(failure)
             }
         }
     }

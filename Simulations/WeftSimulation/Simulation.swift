@@ -311,6 +311,9 @@ public final class Simulation {
         let replica = replicas[index]
         replica.growthScheduled = false
         guard replica.isUp else { return }
+        // The durable log grew: ops every member acked before they were durable here may be stable now,
+        // as the daemon's driver decides on each growth.
+        replica.acknowledgementsChanged()
         coverage.bump(.opsCompacted, by: replica.compactToStableFrontier())
         for address in replica.endpoints {
             withSession(address) { session, view, now in session.onLocalOpsAppended(source: view, now: now) }

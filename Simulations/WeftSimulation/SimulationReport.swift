@@ -44,6 +44,9 @@ public struct SimulationFailure: Codable, Sendable, Hashable, CustomStringConver
         /// A merge engine's summaries differ from their recomputation from its log
         /// (`MergeEngine.checkInvariants()`).
         case mergeInvariantBroken = "merge-invariant-broken"
+        /// A replica's stable stamp frontier passed an op some member does not durably hold
+        /// (`ReplicaInstance.stableFrontier`).
+        case stableBeyondHeld = "stable-beyond-held"
     }
 
     /// Which property broke.

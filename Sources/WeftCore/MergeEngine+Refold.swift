@@ -276,6 +276,9 @@ extension MergeEngine {
     /// that has an op stamped later, that may hold a scalar, or that has calls (which need their whole
     /// subtree to re-run).
     func regionRoot(for anchor: Path, after stamp: Stamp) -> Path {
+        // A guarded batch at or after `stamp` may flip, and its reads and writes lie anywhere: the
+        // whole tree is re-folded, the one region sure to hold all of them.
+        if let latest = index.guardedMax, latest >= stamp { return .root }
         let keys = anchor.keys
         var depth = keys.count
         var node = index.root

@@ -206,13 +206,15 @@ final class PathIndex {
                 anchors.append(keys)
             }
         }
+        // The rule at each read path, asked before the op is recorded anywhere: recorded at a written
+        // node below or above a read path first, it would count as an op its origin had not seen.
+        if let read { probe.covered = reads.allSatisfy { isCovered(path: $0, by: read) } }
         var nodes: [Unmanaged<Node>] = []
         nodes.reserveCapacity(anchors.count)
         if anchors.count > 1 { probe.parts.reserveCapacity(anchors.count) }
         for anchor in anchors {
             let guards = !reads.isEmpty && reads.contains { $0.keys == anchor }
-            nodes.append(
-                recordPart(op, at: anchor, [], listed: anchors.count > 1, read: guards ? read : nil, probe: &probe))
+            nodes.append(recordPart(op, at: anchor, [], listed: anchors.count > 1, guards: guards, probe: &probe))
         }
         if nodes.count == 1 { probe.anchor = nodes[0] }
         // Where the batch may put scalars, and the numbers it writes, marked from the nodes the walks
@@ -245,11 +247,10 @@ final class PathIndex {
     /// Records one anchor of a merge or a batch (a blind or whole write there, never an increment of its
     /// own kind), folding what its walk said into `probe`, and listing it in `probe.parts` when `listed`.
     private func recordPart(
-        _ op: Op, at head: [Key], _ tail: [Key], listed: Bool, read: VersionVector? = nil, probe: inout Probe
+        _ op: Op, at head: [Key], _ tail: [Key], listed: Bool, guards: Bool = false, probe: inout Probe
     ) -> Unmanaged<Node> {
         var part = Probe()
-        let node = record(op, at: head, tail, stamp: op.stamp, reads: read != nil, read: read, probe: &part)
-        if read != nil, !part.covered { probe.covered = false }
+        let node = record(op, at: head, tail, stamp: op.stamp, reads: guards, read: nil, probe: &part)
         node._withUnsafeGuaranteedRef { $0.raiseNonIncrement(op.stamp) }
         probe.conflicts = probe.conflicts || part.conflicts
         probe.laterAbove = probe.laterAbove || part.laterAbove

@@ -11,4 +11,12 @@ public enum HTTPLimits {
     public static let keepAliveSecondsDefault: Double = 30
     /// The longest `orderBy` child path, query bound or `auth` value read from a query string.
     public static let queryParameterBytesMax = 4_096
+    /// The delay before the first retry of a failed webhook delivery (doubled at each failure, jittered).
+    public static let webhookRetryBaseMillis: Int64 = 500
+    /// The longest delay between two attempts of a webhook delivery.
+    public static let webhookRetryCapMillis: Int64 = 300_000
+    /// How long a webhook receiver has to answer a delivery before it counts as failed.
+    public static let webhookTimeoutSeconds: Double = 10
+    /// Deliveries in flight at once, across subscriptions (one at most per subscription, to keep order).
+    public static let webhookConcurrentMax = 32
 }

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Weft
+@_spi(Engine) import Weft
 import WeftCore
 import WeftSync
 
@@ -53,6 +53,10 @@ final class RESTService: Sendable {
         if rawPath == "/metrics" {
             guard method == .get else { throw HTTPFailure(status: 405, "/metrics answers GET only") }
             return metrics.response()
+        }
+        if rawPath == Self.subscriptionsRoute {
+            let client = try authenticate(request, Parameters(query: request.uri.query))
+            return try await subscriptions(request, method: method, client: client)
         }
         guard [.get, .put, .post, .patch, .delete].contains(method) else {
             throw HTTPFailure(status: 405, "Method not allowed: \(method.rawValue); use GET, PUT, POST, PATCH or DELETE")
@@ -129,10 +133,10 @@ final class RESTService: Sendable {
         return .object(children.mapValues { $0.isObject ? .bool(true) : $0 })
     }
 
-    /// Answers a query over the node's current value: the one place a REST query is evaluated (it can
-    /// switch to the replica's indexed road once the replica answers queries itself).
+    /// Answers a query as the binary protocol does: through the replica's index of the collection when
+    /// one serves it (`weft serve --index`), else by scanning the node's children.
     func answer(_ query: Query) -> Value {
-        query.evaluate(replica.value(at: query.path)).value
+        replica.answer(query).value
     }
 
     // MARK: - Writes
@@ -275,7 +279,7 @@ final class RESTService: Sendable {
             status: 401, "Unauthorized request: give a client token as Authorization: Bearer SECRET or ?auth=SECRET")
     }
 
-    private func authenticate(_ request: Request, _ parameters: Parameters) throws(HTTPFailure) -> HTTPClient {
+    func authenticate(_ request: Request, _ parameters: Parameters) throws(HTTPFailure) -> HTTPClient {
         let secret = try secret(request, parameters)
         guard let client = access.client(presenting: secret) else {
             metrics.unauthorized.increment()

@@ -23,13 +23,15 @@ import GRDB
 /// -- byte order is the index's order), so that an index reads back in order and a reopen does not rebuild it.
 /// CREATE TABLE query_index (id INTEGER PRIMARY KEY, collection TEXT, field TEXT)
 /// CREATE TABLE query_index_entry (index_id INTEGER, sort BLOB, key TEXT, value BLOB, PRIMARY KEY (index_id, sort)) WITHOUT ROWID
+/// -- (v5) Webhook and notification subscriptions: each one's definition and delivery cursor, as values.
+/// CREATE TABLE subscription (id TEXT PRIMARY KEY, definition BLOB, cursor BLOB) WITHOUT ROWID
 /// ```
 ///
 /// 64-bit unsigned values (replica ids, clock times, inodes) are stored as the signed integer with the
 /// same bits.
 enum SQLiteSchema {
     /// The schema version this code writes (`PRAGMA user_version`).
-    static let version = 4
+    static let version = 5
     /// `PRAGMA application_id` of every Weft database: "Weft" in ASCII.
     static let applicationID: Int32 = 0x5765_6674
 
@@ -112,6 +114,17 @@ enum SQLiteSchema {
                         PRIMARY KEY (index_id, sort)
                     ) WITHOUT ROWID;
                     PRAGMA user_version = 4;
+                    """)
+        }
+        migrator.registerMigration("v5") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE subscription (
+                        id TEXT NOT NULL PRIMARY KEY,
+                        definition BLOB NOT NULL,
+                        cursor BLOB NOT NULL
+                    ) WITHOUT ROWID;
+                    PRAGMA user_version = 5;
                     """)
         }
         return migrator
@@ -206,5 +219,12 @@ enum SQLiteSchema {
     static let deleteQueryIndexEntry = "DELETE FROM query_index_entry WHERE index_id = ? AND sort = ?"
     static let selectQueryIndexes = "SELECT id, collection, field FROM query_index ORDER BY id"
     static let selectQueryIndexEntries = "SELECT key, value FROM query_index_entry WHERE index_id = ? ORDER BY sort"
+    static let selectSubscriptions = "SELECT id, definition, cursor FROM subscription ORDER BY id"
+    static let upsertSubscription = """
+        INSERT INTO subscription (id, definition, cursor) VALUES (?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET definition = excluded.definition, cursor = excluded.cursor
+        """
+    static let updateSubscriptionCursor = "UPDATE subscription SET cursor = ? WHERE id = ?"
+    static let deleteSubscription = "DELETE FROM subscription WHERE id = ?"
     static let selectTouches = "SELECT path, origin, sequence FROM compacted_touch ORDER BY path, origin"
 }

@@ -3,7 +3,7 @@ import WeftCore
 /// The payload layouts of the client messages (request, reply, event); see `Docs/PROTOCOL.md`.
 enum ClientCodec {
     enum CommandTag: UInt8 {
-        case get = 1, set, merge, push, increment, watch, unwatch, status, query, watchQuery
+        case get = 1, set, merge, push, increment, watch, unwatch, status, query, watchQuery, subscribe, subscriptions
     }
 
     enum ResultTag: UInt8 {
@@ -53,7 +53,51 @@ enum ClientCodec {
         case .watchQuery(let query):
             writer.write(byte: CommandTag.watchQuery.rawValue)
             QueryCodec.write(query, to: &writer)
+        case .subscribe(let subscription):
+            writer.write(byte: CommandTag.subscribe.rawValue)
+            write(subscription, to: &writer)
+        case .subscriptions:
+            writer.write(byte: CommandTag.subscriptions.rawValue)
         }
+    }
+
+    /// A subscription request: action, flags (bit 0: values), path, target kind, then its strings.
+    static func write(_ request: SubscriptionRequest, to writer: inout ByteWriter) {
+        writer.write(byte: request.action.rawValue)
+        writer.write(byte: request.includesValue ? 1 : 0)
+        OpCodec.write(request.path, to: &writer)
+        switch request.target {
+        case .webhook(let identifier, let context):
+            writer.write(byte: 1)
+            OpCodec.write(Value.string(identifier), to: &writer)
+            OpCodec.write(Value.string(context), to: &writer)
+        case .notifications(let deviceToken):
+            writer.write(byte: 2)
+            OpCodec.write(Value.string(deviceToken), to: &writer)
+        }
+    }
+
+    static func readSubscription(from reader: inout ByteReader) throws -> SubscriptionRequest {
+        let actionByte = try reader.readByte()
+        guard let action = SubscriptionRequest.Action(rawValue: actionByte) else {
+            throw SyncError(.malformedFrame, "unknown subscription action \(actionByte)")
+        }
+        let flags = try reader.readByte()
+        guard flags <= 1 else { throw SyncError(.malformedFrame, "unknown subscription flags \(flags)") }
+        let path = try OpCodec.readPath(from: &reader)
+        func string() throws -> String {
+            guard case .string(let text) = try OpCodec.readValue(from: &reader, depth: 0) else {
+                throw SyncError(.malformedFrame, "a subscription field is not a string")
+            }
+            return text
+        }
+        let target: SubscriptionTarget
+        switch try reader.readByte() {
+        case 1: target = .webhook(identifier: try string(), context: try string())
+        case 2: target = .notifications(deviceToken: try string())
+        case let kind: throw SyncError(.malformedFrame, "unknown subscription target \(kind)")
+        }
+        return SubscriptionRequest(action: action, path: path, target: target, includesValue: flags == 1)
     }
 
     static func readRequest(from reader: inout ByteReader) throws(SyncError) -> ClientRequest {
@@ -70,6 +114,8 @@ enum ClientCodec {
     static func readCommand(_ tag: CommandTag, from reader: inout ByteReader) throws -> ClientCommand {
         if tag == .unwatch { return .unwatch(watchID: try reader.readVarint()) }
         if tag == .status { return .status }
+        if tag == .subscriptions { return .subscriptions }
+        if tag == .subscribe { return .subscribe(try readSubscription(from: &reader)) }
         if tag == .query || tag == .watchQuery { return try readQueryCommand(tag, from: &reader) }
         let path = try OpCodec.readPath(from: &reader)
         switch tag {
@@ -84,7 +130,7 @@ enum ClientCodec {
         case .increment:
             return .increment(path, by: try readNumber(from: &reader), from: try readNumber(from: &reader))
         case .watch: return .watch(path)
-        case .unwatch, .status, .query, .watchQuery: preconditionFailure("\(tag) is decoded above")
+        case .unwatch, .status, .query, .watchQuery, .subscribe, .subscriptions: preconditionFailure("\(tag) is decoded above")
         }
     }
 

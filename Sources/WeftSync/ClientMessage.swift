@@ -43,6 +43,11 @@ public enum ClientCommand: Sendable, Hashable {
     /// A live query: replied with `.rows(result)` (the result now), then one ``ClientQueryEvent`` per
     /// change of the result. Needs read access to `query.path`, as `watch` does; closed by `unwatch`.
     case watchQuery(Query)
+    /// Add, replace or remove a webhook or notification subscription of this client (see
+    /// ``SubscriptionRequest``). Needs read access to the path. Replied with `.ok(id)`, the subscription's id.
+    case subscribe(SubscriptionRequest)
+    /// This client's subscriptions and how their deliveries stand. Replied with `.ok(object)` keyed by id.
+    case subscriptions
 }
 
 /// The daemon's answer to one ``ClientRequest``.

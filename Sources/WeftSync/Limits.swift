@@ -69,6 +69,8 @@ public enum SyncLimits {
     public static let clientRequestsPendingMax = 256
     /// Most active watches of one client session.
     public static let clientWatchesMax = 1024
+    /// Longest webhook identifier, context string or device token of a subscription, in UTF-8 bytes.
+    public static let subscriptionFieldBytesMax = 1024
 
     // MARK: - Time
 
@@ -88,4 +90,10 @@ public enum SyncLimits {
     /// Longest ping interval, idle timeout or handshake timeout a configuration may set, in
     /// milliseconds (one day): deadlines are the time now plus these, and must not overflow.
     public static let timeoutMillisecondsMax: UInt64 = 86_400_000
+
+    // MARK: - Replica policy
+
+    /// Most own ops ``ReplicaInstance`` reads from the log in one page while it finds the last one under
+    /// a stable stamp frontier (the walk pages on until it passes the frontier).
+    public static let stableScanOpsMax = 65_536
 }

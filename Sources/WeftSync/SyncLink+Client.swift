@@ -35,7 +35,7 @@ extension SyncLink {
             client.watches[request.id] = query.path
         case .unwatch(let watchID):
             client.watches[watchID] = nil
-        case .get, .set, .merge, .push, .increment, .status, .query:
+        case .get, .set, .merge, .push, .increment, .status, .query, .subscribe, .subscriptions:
             break
         }
         client.pendingRequests.insert(request.id)
@@ -57,6 +57,8 @@ extension SyncLink {
             needs = children.map { child in (.write, (try? path.appending(child.relative)) ?? path) }
         case .unwatch: needs = []
         case .status: needs = [(.read, .root)]
+        case .subscribe(let request): needs = [(.read, request.path)]
+        case .subscriptions: needs = []
         }
         for (access, path) in needs {
             if let denial = denial(access, at: path) { return denial }

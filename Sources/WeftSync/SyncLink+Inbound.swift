@@ -25,11 +25,12 @@ extension SyncLink {
         fresh.reserveCapacity(ops.count)
         if !writesEverywhere {
             for op in ops {
-                for anchor in op.anchors {
-                    guard let denial = denial(.write, at: anchor) else { continue }
+                for (access, anchor) in Self.accessNeeded(by: op) {
+                    guard let denial = denial(access, at: anchor) else { continue }
+                    let verb = access == .read ? "read" : "write"
                     throw SyncError(
                         .permissionDenied,
-                        "the peer may not write \(anchor) (op \(op.sequence) of \(op.origin)): \(denial.message)")
+                        "the peer may not \(verb) \(anchor) (op \(op.sequence) of \(op.origin)): \(denial.message)")
                 }
             }
         }
@@ -126,5 +127,15 @@ extension SyncLink {
         let snapshot = try assembler.finish(digest: digest)
         inbound.bound = inbound.bound.merged(with: snapshot.frontier)
         outbox.append(.installSnapshot(snapshot, from: peer.replica))
+    }
+}
+
+extension SyncLink {
+    /// What a peer needs to be allowed for `op`: write access to every node it writes, and, for a
+    /// guarded batch, read access to the paths it only read (it writes nothing there).
+    static func accessNeeded(by op: Op) -> [(Grant, Path)] {
+        guard case .guardedBatch(_, let reads, let writes) = op.kind else { return op.anchors.map { (.write, $0) } }
+        let written = Op(stamp: op.stamp, sequence: op.sequence, path: op.path, kind: .batch(writes)).anchors
+        return written.map { (.write, $0) } + reads.filter { !written.contains($0) }.map { (.read, $0) }
     }
 }

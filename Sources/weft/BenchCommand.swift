@@ -9,7 +9,7 @@ struct BenchCommand: AsyncParsableCommand {
     )
 
     enum Suite: String, ExpressibleByArgument, CaseIterable {
-        case merge, write, open, sync, heal, query, all
+        case merge, write, open, sync, heal, query, http, models, all
     }
 
     @Argument(help: "Suite to run: \(Suite.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -35,6 +35,12 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(help: "query: number of children (of 5 fields each) in the collection queried.")
     var children: Int = 1_000_000
+
+    @Option(help: "http: durable writes made by 16 clients, through each protocol.")
+    var httpWrites: Int = 16_000
+
+    @Option(help: "models: number of objects written, read and saved typed and untyped.")
+    var objects: Int = 10_000
 
     @Option(help: "Seed of the generated workload.")
     var seed: UInt64 = 1
@@ -64,6 +70,7 @@ struct BenchCommand: AsyncParsableCommand {
         guard users >= 10 else { throw ValidationError("--users must be at least 10") }
         guard healReplicas >= 1, healOps >= 1 else { throw ValidationError("heal counts must be positive") }
         guard children >= 100 else { throw ValidationError("--children must be at least 100") }
+        guard objects >= 100 else { throw ValidationError("--objects must be at least 100") }
         guard replicas >= 1 else { throw ValidationError("--replicas must be at least 1") }
         guard !(fullShuffle && stampOrder) else {
             throw ValidationError("--full-shuffle and --stamp-order are two arrival orders: choose one")
@@ -94,6 +101,13 @@ struct BenchCommand: AsyncParsableCommand {
         }
         if suite == .query || suite == .all {
             measurements += try await QueryBench.run(QueryBench.Options(children: children, seed: seed), progress: progress)
+        }
+        if suite == .http || suite == .all {
+            let options = HTTPBench.Options(writes: httpWrites, reads: httpWrites * 2, latencySamples: 200)
+            measurements += try await HTTPBench.run(options, progress: progress)
+        }
+        if suite == .models || suite == .all {
+            measurements += try await ModelBench.run(objects: objects, progress: progress)
         }
         print(json ? try MeasurementPrinter.json(measurements) : MeasurementPrinter.table(measurements))
     }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Weft
+@_spi(Engine) import Weft
 import WeftCore
 import WeftStore
 

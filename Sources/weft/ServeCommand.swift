@@ -88,6 +88,15 @@ struct ServeCommand: AsyncParsableCommand {
                 + "one; see Docs/HTTP.md). Off unless given."))
     var http: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The webhooks file: one IDENTIFIER URL SECRET per line; subscriptions through them are delivered, "
+                + "signed with the secret (push-gateway names the gateway of notifications; see Docs/HTTP.md)."))
+    var webhooks: String?
+
+    @Option(help: ArgumentHelp("Milliseconds before the first retry of a failed webhook delivery.", visibility: .hidden))
+    var webhookRetryBase: Int64 = HTTPLimits.webhookRetryBaseMillis
+
     @Option(help: ArgumentHelp("Seconds between the keep-alive events of an HTTP event stream.", visibility: .hidden))
     var httpKeepAlive: Double = HTTPLimits.keepAliveSecondsDefault
 
@@ -224,6 +233,15 @@ struct ServeCommand: AsyncParsableCommand {
             await replica.shutdown()
             throw error
         }
+        let deliverer: WebhookDeliverer?
+        do {
+            deliverer = try startWebhooks(replica, logger: logger)
+        } catch {
+            await httpServer?.stop()
+            await driver.shutdown()
+            await replica.shutdown()
+            throw error
+        }
         let compacted = httpServer
         let compaction = Task {
             await compactWhileRunning(replica, logger: logger) { compacted?.noteCompaction() }
@@ -234,6 +252,7 @@ struct ServeCommand: AsyncParsableCommand {
             task.cancel()
             await task.value
         }
+        await deliverer?.stop()
         await httpServer?.stop()
         await driver.shutdown()
         try await close(replica, logger: logger)

@@ -10,6 +10,7 @@ struct WeftCommand: AsyncParsableCommand {
         subcommands: [
             BenchCommand.self, ServeCommand.self, GetCommand.self, SetCommand.self, MergeCommand.self,
             PushCommand.self, IncrementCommand.self, WatchCommand.self, QueryCommand.self, StatusCommand.self,
+            SubscribeCommand.self,
             CrashWriterCommand.self,
         ]
     )

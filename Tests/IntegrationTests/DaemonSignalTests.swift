@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Weft
+@_spi(Engine) import Weft
 import WeftCore
 
 /// SIGINT and SIGTERM sent to `weft serve` at moments a stop used to go wrong: while the replica loads.

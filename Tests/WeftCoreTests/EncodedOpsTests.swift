@@ -1,4 +1,5 @@
 import Testing
+import WeftTestSupport
 
 @testable import WeftCore
 
@@ -7,9 +8,7 @@ import Testing
     let origin = ReplicaID(rawValue: 0x0102_0304_0506_0708)!
 
     func op(_ sequence: UInt64, _ path: String, _ kind: OpKind) throws -> Op {
-        Op(
-            stamp: Stamp(millis: 1_700_000_000_000 + sequence, counter: 0, replica: origin), sequence: sequence,
-            path: try Path(path), kind: kind)
+        try .make(kind, at: path, origin: origin, millis: 1_700_000_000_000 + sequence, sequence: sequence)
     }
 
     @Test func eachOpKeepsExactlyItsOwnBytes() throws {

@@ -1,5 +1,6 @@
 import PropertyBased
 import Testing
+import WeftTestSupport
 
 @testable import WeftCore
 
@@ -9,9 +10,7 @@ import Testing
     let bob = ReplicaID(rawValue: 0xB0B)!
 
     func op(_ origin: ReplicaID, at millis: UInt64, sequence: UInt64, _ path: String, _ kind: OpKind) throws -> Op {
-        Op(
-            stamp: Stamp(millis: millis, counter: 0, replica: origin), sequence: sequence, path: try Path(path),
-            kind: kind)
+        try .make(kind, at: path, origin: origin, millis: millis, sequence: sequence)
     }
 
     func fold(_ ops: [Op], base: Value = .null, registry: FunctionRegistry = FunctionRegistry()) -> ReferenceFold.Result

@@ -52,13 +52,13 @@ import Testing
         let unseen = Self.op(Self.bob, 1, 2, "/stock/a/reserved", .set(.bool(true)))
         let batch = try Self.guarded(
             2, 5, seenBob: 0, reads: ["/stock/a", "/orders"],
-            writes: [.increment(Self.path("/stock/a/count"), by: .int(-1), from: .int(0)), .set(Self.path("/orders/o1"), "a")])
+            writes: [.increment(Self.path("/stock/a/count"), by: .int(-1), from: .int(0)), .set(Self.path("/orders/o1"), .string("a"))])
         let result = Self.fold([setup, unseen, batch])
-        #expect(result.outcomes[batch.stamp] == .rejected(.staleRead(batch.path)))
+        #expect(result.outcomes[batch.stamp] == Outcome.rejected(.staleRead(batch.path)))
         #expect(result.state == (try Value(json: #"{"stock":{"a":{"reserved":true}}}"#)))
         // Above a read path counts too: a set of /stock.
         let above = Self.op(Self.bob, 1, 2, "/stock", .set(.int(0)))
-        #expect(Self.fold([setup, above, batch]).outcomes[batch.stamp] == .rejected(.staleRead(batch.path)))
+        #expect(Self.fold([setup, above, batch]).outcomes[batch.stamp] == Outcome.rejected(.staleRead(batch.path)))
     }
 
     @Test("a guarded batch applies when the unseen ops touched only paths it did not read, or came after it")
@@ -66,9 +66,9 @@ import Testing
         let unrelated = Self.op(Self.bob, 1, 2, "/stock/b", .set(.int(9)))
         let after = Self.op(Self.bob, 2, 8, "/stock/a", .set(.int(1)))
         let batch = try Self.guarded(
-            1, 5, seenBob: 0, reads: ["/stock/a"], writes: [.set(Self.path("/stock/a"), 2), .set(Self.path("/log/x"), 1)])
+            1, 5, seenBob: 0, reads: ["/stock/a"], writes: [.set(Self.path("/stock/a"), .int(2)), .set(Self.path("/log/x"), .int(1))])
         let result = Self.fold([unrelated, after, batch])
-        #expect(result.outcomes[batch.stamp] == .applied)
+        #expect(result.outcomes[batch.stamp] == Outcome.applied)
         #expect(result.state == (try Value(json: #"{"stock":{"a":1,"b":9},"log":{"x":1}}"#)))
     }
 
@@ -76,17 +76,17 @@ import Testing
     func seenOpsAndFailingParts() throws {
         let seen = Self.op(Self.bob, 1, 2, "/n", .set(.string("text")))
         let batch = try Self.guarded(
-            1, 5, seenBob: 1, reads: ["/n"], writes: [.set(Self.path("/m"), 1), .increment(Self.path("/n"), by: .int(1), from: .int(0))])
+            1, 5, seenBob: 1, reads: ["/n"], writes: [.set(Self.path("/m"), .int(1)), .increment(Self.path("/n"), by: .int(1), from: .int(0))])
         let result = Self.fold([seen, batch])
-        #expect(result.outcomes[batch.stamp] == .rejected(.notANumber(Self.path("/n"))))
-        #expect(result.state == .object(["n": .string("text")]))
+        #expect(result.outcomes[batch.stamp] == Outcome.rejected(.notANumber(Self.path("/n"))))
+        #expect(result.state == Value.object(["n": .string("text")]))
     }
 
     @Test("the op's path, read paths and anchors: nested reads are dropped, reads sorted, and limits hold")
     func construction() throws {
         let (path, kind) = try OpKind.guarded(
             read: VersionVector(), reads: [Self.path("/b/c"), Self.path("/a"), Self.path("/b"), Self.path("/a/x")],
-            writes: [.set(Self.path("/b/d"), 1)])
+            writes: [.set(Self.path("/b/d"), .int(1))])
         #expect(path == .root)
         guard case .guardedBatch(_, let reads, _) = kind else {
             Issue.record("not a guarded batch")
@@ -99,9 +99,9 @@ import Testing
         #expect(op.guardsPath(relatedTo: Self.path("/a/y/z")) && !op.guardsPath(relatedTo: Self.path("/c")))
         #expect(op.hasAnchor(relatedTo: Self.path("/a/q")))
         #expect(coreError { try OpKind.guarded(read: VersionVector(), reads: [Self.path("/a")], writes: []) } != nil)
-        #expect(coreError { try OpKind.guarded(read: VersionVector(), reads: [], writes: [.set(Self.path("/a"), 1)]) } != nil)
+        #expect(coreError { try OpKind.guarded(read: VersionVector(), reads: [], writes: [.set(Self.path("/a"), .int(1))]) } != nil)
         let tooMany = (0...CoreLimits.guardedReadsMax).map { Path(uncheckedKeys: [Key(unchecked: "k\($0)")]) }
-        #expect(coreError { try OpKind.guarded(read: VersionVector(), reads: tooMany, writes: [.set(Self.path("/a"), 1)]) } != nil)
+        #expect(coreError { try OpKind.guarded(read: VersionVector(), reads: tooMany, writes: [.set(Self.path("/a"), .int(1))]) } != nil)
     }
 
     // MARK: - The engine against the fold
@@ -162,7 +162,7 @@ import Testing
 
     @Test("damaged guarded batches are refused with a typed error")
     func codecRefusesDamage() throws {
-        let op = try Self.guarded(1, 5, seenBob: 0, reads: ["/a"], writes: [.set(Self.path("/a"), 1)])
+        let op = try Self.guarded(1, 5, seenBob: 0, reads: ["/a"], writes: [.set(Self.path("/a"), .int(1))])
         let bytes = OpCodec.encode(op)
         for cut in stride(from: 1, to: bytes.count, by: 3) {
             #expect(coreError { try OpCodec.decode(Array(bytes[..<cut])) } != nil)
@@ -186,7 +186,8 @@ import Testing
         }
         #expect((try? OpCodec.decode(encoded(reads: [Self.path("/a"), Self.path("/b")]))) != nil)
         for reads in [[Self.path("/b"), Self.path("/a")], [Self.path("/a"), Self.path("/a/b")], [], [Self.path("/a"), Self.path("/a")]] {
-            guard case .malformedEncoding = coreError(body: { try OpCodec.decode(encoded(reads: reads)) }) else {
+            let error = coreError { try OpCodec.decode(encoded(reads: reads)) }
+            guard case .malformedEncoding = error else {
                 Issue.record("reads \(reads) were not refused as malformed")
                 continue
             }

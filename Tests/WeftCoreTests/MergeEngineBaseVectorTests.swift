@@ -1,4 +1,5 @@
 import Testing
+import WeftTestSupport
 
 @testable import WeftCore
 
@@ -34,9 +35,9 @@ import Testing
         let origin = try #require(ReplicaID(rawValue: 7))
         let base = try Value(json: #"{"c":5,"d":{"e":"text"}}"#)
         func increment(_ sequence: UInt64, _ path: String, by: Int64) throws -> Op {
-            Op(
-                stamp: Stamp(millis: 100 + sequence, counter: 0, replica: origin), sequence: sequence,
-                path: try Path(path), kind: .increment(by: .int(by), from: .int(0)))
+            try .make(
+                .increment(by: .int(by), from: .int(0)), at: path, origin: origin, millis: 100 + sequence,
+                sequence: sequence)
         }
         let ops = [
             try increment(1, "/c/x", by: 1), try increment(2, "/c/x", by: 2), try increment(3, "/c/x", by: 4),

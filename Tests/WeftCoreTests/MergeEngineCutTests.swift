@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WeftTestSupport
 
 @testable import WeftCore
 
@@ -19,10 +20,8 @@ import Testing
 
         mutating func op(at millis: UInt64, _ path: String, _ kind: OpKind) throws -> Op {
             sequence += 1
-            return Op(
-                stamp: Stamp(millis: 1_000 + millis, counter: UInt16(sequence), replica: id), sequence: sequence,
-                path: try Path(path),
-                kind: kind)
+            return try .make(
+                kind, at: path, origin: id, millis: 1_000 + millis, sequence: sequence, counter: UInt16(sequence))
         }
     }
 

@@ -1,4 +1,5 @@
 import Testing
+import WeftTestSupport
 
 @testable import WeftCore
 
@@ -160,9 +161,9 @@ import Testing
         let frontier = setup.base.stampFrontier
         let joiner = setup.joinerID
         func op(_ sequence: UInt64, millis: UInt64) throws -> Op {
-            Op(
-                stamp: Stamp(millis: millis, counter: 0, replica: joiner), sequence: sequence,
-                path: try Path("/joiner/n\(sequence)"), kind: .set(.int(Int64(sequence))))
+            try .make(
+                .set(.int(Int64(sequence))), at: "/joiner/n\(sequence)", origin: joiner, millis: millis,
+                sequence: sequence)
         }
         let below = try op(1, millis: frontier.millis - 5)
         let above = try op(2, millis: frontier.millis + 5)

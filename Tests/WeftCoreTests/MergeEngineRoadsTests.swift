@@ -1,5 +1,6 @@
 import PropertyBased
 import Testing
+import WeftTestSupport
 
 @testable import WeftCore
 
@@ -9,9 +10,7 @@ import Testing
     static let alice = ReplicaID(rawValue: 0xA11CE) ?? ReplicaID(rawValue: 1)!
 
     static func op(_ millis: UInt64, _ path: String, _ kind: OpKind) -> Op {
-        Op(
-            stamp: Stamp(millis: millis, counter: 0, replica: alice), sequence: millis,
-            path: (try? Path(path)) ?? .root, kind: kind)
+        .make(kind, at: (try? Path(path)) ?? .root, origin: alice, millis: millis, sequence: millis)
     }
 
     /// The probe of `late` in an index that already holds `earlier` ops (stamped after it, for a late op).

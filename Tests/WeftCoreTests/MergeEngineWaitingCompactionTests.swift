@@ -1,4 +1,5 @@
 import Testing
+import WeftTestSupport
 
 @testable import WeftCore
 
@@ -13,9 +14,7 @@ import Testing
     static let origin = ReplicaID(rawValue: 7)!
 
     static func op(_ sequence: UInt64, _ path: String, _ kind: OpKind) throws -> Op {
-        Op(
-            stamp: Stamp(millis: 1_000 + sequence, counter: 0, replica: origin), sequence: sequence,
-            path: try Path(path), kind: kind)
+        try .make(kind, at: path, origin: origin, millis: 1_000 + sequence, sequence: sequence)
     }
 
     static func ops() throws -> [Op] {

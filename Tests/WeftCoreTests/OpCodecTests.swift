@@ -1,5 +1,6 @@
 import PropertyBased
 import Testing
+import WeftTestSupport
 
 @testable import WeftCore
 
@@ -9,7 +10,7 @@ import Testing
     var stamp: Stamp { Stamp(millis: 1_700_000_000_000, counter: 3, replica: origin) }
 
     func op(_ kind: OpKind, path: String = "/users/alice", sequence: UInt64 = 7) throws -> Op {
-        Op(stamp: stamp, sequence: sequence, path: try Path(path), kind: kind)
+        try .make(kind, at: path, origin: stamp.replica, millis: stamp.millis, sequence: sequence, counter: stamp.counter)
     }
 
     func children(_ pairs: [(String, Value)]) throws -> [MergeChild] {
@@ -229,7 +230,7 @@ import Testing
                 == .malformedEncoding(offset: 0, reason: "unknown op format \(format)"))
     }
 
-    @Test(arguments: [UInt8(0), 7, 0xFF])
+    @Test(arguments: [UInt8(0), 8, 0xFF])
     func anUnknownKindTagIsRefused(tag: UInt8) throws {
         let writer = header(kind: tag)
         let bytes = writer.bytes + [0]

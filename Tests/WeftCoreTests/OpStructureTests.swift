@@ -1,4 +1,5 @@
 import Testing
+import WeftTestSupport
 
 @testable import WeftCore
 
@@ -8,7 +9,7 @@ import Testing
     let origin = ReplicaID(rawValue: 0xABC)!
 
     func op(_ kind: OpKind, path: String = "/") throws -> Op {
-        Op(stamp: Stamp(millis: 1, counter: 0, replica: origin), sequence: 1, path: try Path(path), kind: kind)
+        try .make(kind, at: path, origin: origin, millis: 1, sequence: 1)
     }
 
     @Test func opsKeepValueSemanticsThoughCopiesShareTheirBody() throws {

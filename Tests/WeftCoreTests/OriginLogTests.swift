@@ -1,4 +1,5 @@
 import Testing
+import WeftTestSupport
 
 @testable import WeftCore
 
@@ -8,9 +9,7 @@ import Testing
     let alice = ReplicaID(rawValue: 0xA11CE)!
 
     func op(at millis: UInt64, sequence: UInt64) throws -> Op {
-        Op(
-            stamp: Stamp(millis: millis, counter: 0, replica: alice), sequence: sequence, path: try Path("/a"),
-            kind: .set(.int(Int64(millis))))
+        try .make(.set(.int(Int64(millis))), at: "/a", origin: alice, millis: millis, sequence: sequence)
     }
 
     @Test func opsAreFoundBySequenceAndByStampAcrossGaps() throws {

@@ -1,4 +1,5 @@
 import Testing
+import WeftTestSupport
 
 @testable import WeftCore
 
@@ -8,9 +9,7 @@ import Testing
     let bob = ReplicaID(rawValue: 0xB)!
 
     func op(_ origin: ReplicaID, at millis: UInt64, sequence: UInt64, _ path: String, _ kind: OpKind) throws -> Op {
-        Op(
-            stamp: Stamp(millis: millis, counter: 0, replica: origin), sequence: sequence, path: try Path(path),
-            kind: kind)
+        try .make(kind, at: path, origin: origin, millis: millis, sequence: sequence)
     }
 
     func stamp(_ millis: UInt64, _ origin: ReplicaID) -> Stamp { Stamp(millis: millis, counter: 0, replica: origin) }

@@ -1,4 +1,5 @@
 import Testing
+import WeftTestSupport
 
 @testable import WeftCore
 
@@ -8,7 +9,9 @@ import Testing
     static let replica = ReplicaID(rawValue: 7)!
 
     static func op(_ time: UInt64, at path: Path) -> Op {
-        Op(stamp: Stamp(time: time, replica: replica), sequence: time, path: path, kind: .set(.int(1)))
+        .make(
+            .set(.int(1)), at: path, origin: replica, millis: time >> 16, sequence: time,
+            counter: UInt16(truncatingIfNeeded: time))
     }
 
     /// A path of up to three keys from a tiny alphabet, so that roots and paths often meet.

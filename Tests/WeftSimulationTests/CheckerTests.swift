@@ -1,4 +1,5 @@
 import Testing
+import WeftTestSupport
 import WeftCore
 import WeftSync
 @testable import WeftSimulation
@@ -7,9 +8,7 @@ import WeftSync
     static let ids = [ReplicaID(rawValue: 1)!, ReplicaID(rawValue: 2)!]
 
     static func op(_ replica: Int, sequence: UInt64, millis: UInt64, value: Int64 = 1) -> Op {
-        Op(
-            stamp: Stamp(millis: millis, counter: 0, replica: ids[replica]), sequence: sequence,
-            path: try! Path("/items/i0/score"), kind: .set(.int(value)))
+        .make(.set(.int(value)), at: (try? Path("/items/i0/score")) ?? .root, origin: ids[replica], millis: millis, sequence: sequence)
     }
 
     static func checker() -> Checker { Checker(ids: ids, registry: Workload.registry, seed: 1) }

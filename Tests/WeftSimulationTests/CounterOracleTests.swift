@@ -1,4 +1,5 @@
 import Testing
+import WeftTestSupport
 import WeftCore
 @testable import WeftSimulation
 
@@ -6,9 +7,9 @@ import WeftCore
     static let replica = ReplicaID(rawValue: 7)!
 
     static func op(_ index: Int, _ path: String, _ kind: OpKind) -> Op {
-        Op(
-            stamp: Stamp(millis: 100 + UInt64(index), counter: 0, replica: replica), sequence: UInt64(index + 1),
-            path: try! Path(path), kind: kind)
+        .make(
+            kind, at: (try? Path(path)) ?? .root, origin: replica, millis: 100 + UInt64(index),
+            sequence: UInt64(index + 1))
     }
 
     static func expected(_ ops: [Op]) -> Value {

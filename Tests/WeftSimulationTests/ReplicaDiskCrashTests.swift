@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WeftTestSupport
 import WeftCore
 import WeftStore
 @testable import WeftSimulation
@@ -9,9 +10,9 @@ import WeftStore
 
     static func ops(_ count: Int) -> [Op] {
         (1...count).map { index in
-            Op(
-                stamp: Stamp(millis: 1_000 + UInt64(index), counter: 0, replica: id), sequence: UInt64(index),
-                path: try! Path("/c/k\(index)"), kind: .set(.int(Int64(index))))
+            .make(
+                .set(.int(Int64(index))), at: (try? Path("/c/k\(index)")) ?? .root, origin: id,
+                millis: 1_000 + UInt64(index), sequence: UInt64(index))
         }
     }
 

@@ -118,7 +118,7 @@ import WeftCore
 /// A database made by the previous schema version opens, migrates, and keeps what it held.
 @Suite struct SQLiteStoreMigrationTests {
     /// Turns a current database back into the v1 schema: v2 added the table of touches, v3 keyed the
-    /// op log by origin and sequence instead of by stamp, v4 added the query index tables.
+    /// op log by origin and sequence instead of by stamp, v4 added the query index tables, v5 the subscriptions.
     private static func downgradeToVersion1(_ path: String) throws {
         let queue = try DatabaseQueue(path: path)
         try queue.writeWithoutTransaction { db in
@@ -138,7 +138,8 @@ import WeftCore
                     DROP TABLE compacted_touch;
                     DROP TABLE query_index;
                     DROP TABLE query_index_entry;
-                    DELETE FROM grdb_migrations WHERE identifier IN ('v2', 'v3', 'v4');
+                    DROP TABLE subscription;
+                    DELETE FROM grdb_migrations WHERE identifier IN ('v2', 'v3', 'v4', 'v5');
                     PRAGMA user_version = 1;
                     """)
         }

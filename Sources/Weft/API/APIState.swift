@@ -9,6 +9,8 @@ import WeftCore
 final class APIState: @unchecked Sendable {
     // Sendable: every mutable field is guarded by `lock`.
     private let lock = NSLock()
+    /// The replica's webhook and notification subscriptions (see ``SubscriptionBook``).
+    let subscriptions = SubscriptionBook()
     private var encoder: JSONEncoder
     private var decoder: JSONDecoder
     private var queue: DispatchQueue

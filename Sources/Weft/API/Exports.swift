@@ -28,6 +28,9 @@
 @_exported import enum WeftCore.QueryPlan
 @_exported import enum WeftCore.ValueOrder
 
+// The store's durability level, the type of `ReplicaOptions.durability`.
+@_exported import enum WeftStore.Durability
+
 // The WeftSync types in the signatures of `SyncDriver`, `SyncClient` and `ReplicaSyncOptions`, so that an
 // app embedding a daemon or talking to one needs no second import.
 @_exported import struct WeftSync.AuthToken

@@ -27,7 +27,7 @@ public struct SnapshotInstallReport: Sendable, Hashable {
 extension Replica {
     /// The version vector of the ops folded into the compacted base: a peer missing any of them is
     /// sent a snapshot.
-    var compactionVector: VersionVector { condition.withLock { baseVector } }
+    var compactionVector: VersionVector { condition.withLock { instance.compactionVector } }
 
     /// The stamp the engine compacted up to (or installed a snapshot at).
     var compactionStamp: Stamp? {
@@ -38,7 +38,7 @@ extension Replica {
     }
 
     /// How far ``compact(vacuum:)`` may go: sync sets it from the hubs' compaction stamps.
-    func setCompactionCap(_ cap: CompactionCap) { condition.withLock { compactionCap = cap } }
+    func setCompactionCap(_ cap: CompactionCap) { condition.withLock { instance.setCompactionCap(cap) } }
 
     func addCompactionListener(_ listener: @escaping @Sendable (Stamp) -> Void) {
         condition.withLock { compactionListeners.append(listener) }
@@ -50,7 +50,7 @@ extension Replica {
         defer { condition.unlock() }
         let engine = try writableEngine()
         return SyncSnapshot(
-            value: engine.base, frontier: baseVector, stampFrontier: engine.frontier,
+            value: engine.base, frontier: instance.compactionVector, stampFrontier: engine.frontier,
             touches: engine.allCompactedTouches())
     }
 
@@ -78,23 +78,25 @@ extension Replica {
         defer { condition.unlock() }
         let engine = try writableEngine()
         let nothing = SnapshotInstallReport(opsFolded: 0, opsKept: 0, opsRestamped: 0, installed: false)
-        guard !engine.versionVector.covers(snapshot.frontier) else { return nothing }
-        guard let stampFrontier = snapshot.stampFrontier else {
-            throw WeftError(
-                .sync, "a snapshot of \(snapshot.frontier) came without the stamp its sender compacted up to")
-        }
         let wall = options.wallClockMillis()
         let install: CompactedBaseInstall?
         do {
-            // The clock adopts the sender's stamp first (checking its drift): later stamps, and those of
-            // ops stamped again, are above it.
-            try clock.receive(stampFrontier, wallMillis: wall)
-            let base = CompactedBase(
-                value: snapshot.value, vector: snapshot.frontier, stampFrontier: stampFrontier,
-                touches: snapshot.touches)
-            install = try engine.installing(
-                base, local: replicaID, localBaseVector: baseVector, acknowledgedThrough: acknowledgedThrough
-            ) { try clock.next(wallMillis: wall) }
+            // The instance decides; its clock adopts the sender's stamp first (checking its drift): later
+            // stamps, and those of ops stamped again, are above it.
+            switch try instance.snapshotInstall(snapshot, wallMillis: wall, log: engine) {
+            case .holdsEverything:
+                return nothing
+            case .lacksStampFrontier:
+                throw WeftError(
+                    .sync, "a snapshot of \(snapshot.frontier) came without the stamp its sender compacted up to")
+            case .install(let base):
+                install = try engine.installing(
+                    base, local: replicaID, localBaseVector: instance.compactionVector,
+                    acknowledgedThrough: instance.acknowledgedThrough
+                ) { try instance.nextStamp(wallMillis: wall) }
+            }
+        } catch let error as WeftError {
+            throw error
         } catch {
             throw WeftError.wrapping(error)
         }
@@ -156,8 +158,7 @@ extension Replica {
 
         regions.removeAll()
         if new != installed.base { regions.insert(.root) }
-        baseVector = snapshot.frontier
-        nextSequence = max(nextSequence, snapshot.frontier[replicaID] + 1)
+        instance.installed(snapshot.frontier)
         self.engine = installed
         if !change.isEmpty || !outcomes.isEmpty {
             notifier.post(ChangeBatch(changes: change, isLocalPending: false, outcomes: outcomes))

@@ -91,8 +91,8 @@ final class _SyncClientService: @unchecked Sendable {
                     return Answer(result: .failed(SyncError(.requestFailed, "no watch \(watchID) on this session")))
                 }
                 return Answer(result: .ok(.null))
-            case .status:
-                return Answer(result: .failed(SyncError(.requestFailed, "the sync driver answers status requests")))
+            case .status, .subscribe, .subscriptions:
+                return Answer(result: .failed(SyncError(.requestFailed, "the sync driver answers this request")))
             }
         } catch {
             return Answer(result: .failed(SyncError(.requestFailed, "\(error)")))

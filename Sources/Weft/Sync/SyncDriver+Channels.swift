@@ -228,6 +228,9 @@ extension SyncDriver {
             let reply = ClientReply(id: request.id, result: .ok(statusReport()))
             return perform(channel.session.onClientReply(reply, now: now), on: channel)
         }
+        if let result = answerSubscription(request.command, client: Self.clientName(channel.session.peerHello)) {
+            return perform(channel.session.onClientReply(ClientReply(id: request.id, result: result), now: now), on: channel)
+        }
         guard let clientService else {
             let error = SyncError(.requestFailed, "this replica serves no client requests")
             return perform(
@@ -402,19 +405,11 @@ extension SyncDriver {
             // announced by a peer that hears from it.
             acknowledgements.addMember(origin)
         }
-        if acknowledgements.compactionCap != compactionCap {
-            compactionCap = acknowledgements.compactionCap
-            target.setCompactionCap(compactionCap)
-        }
-        let me = configuration.replica
-        let acknowledged = acknowledgements.acknowledgedThrough(origin: me)
-        if acknowledged > 0 { target.markAcknowledged(through: VersionVector([me: acknowledged])) }
-        let stable = acknowledgements.stableFrontier(local: local)
-        if stable != stableFrontier, stable.covers(stableFrontier) { stableFrontier = stable }
-        // Each time, not only when the vector moved: the stamp frontier also moves when an op it waited
-        // for arrives, and what acks announce follows it.
-        target.markStable(covering: stableFrontier, known: acknowledgements.known(local: local))
-        let announced = target.announceableStable(stableFrontier)
+        // Each time, not only when the book moved: the stamp frontier also moves when an op it waited
+        // for arrives, and what acks announce follows it. The target's policy decides; the driver sends.
+        let frontiers = target.acknowledgementsChanged(acknowledgements, durable: local)
+        stableFrontier = frontiers.stable
+        let announced = frontiers.announced
         guard announced != announcedStableFrontier, announced.covers(announcedStableFrontier) else { return }
         announcedStableFrontier = announced
         let source = self.source

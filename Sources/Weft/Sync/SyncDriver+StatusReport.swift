@@ -38,6 +38,7 @@ extension SyncDriver {
         ]
         if let address = status.listeningAddress { fields["listening"] = .string(address) }
         if !peers.isEmpty { fields["peers"] = .object(peers) }
+        if let replica = target as? Replica { fields["subscriptions"] = replica.subscriptions.statusValue() }
         return .object(fields)
     }
 }

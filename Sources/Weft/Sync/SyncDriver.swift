@@ -46,15 +46,13 @@ public final class SyncDriver: @unchecked Sendable {
     var acknowledgements: AcknowledgementBook
     /// The members last stored through the target (see ``persistMembershipIfChanged()``).
     var persistedMembers: Set<ReplicaID>
-    /// The stable frontier last computed from `acknowledgements`, announced in acks.
+    /// The stable frontier the target last decided from `acknowledgements` (for the status).
     var stableFrontier = VersionVector()
     /// The part of `stableFrontier` under the target's stamp frontier: what acks announce.
     var announcedStableFrontier = VersionVector()
     /// The target's compaction stamp, announced in acks: read on first use, then learnt from its
     /// compactions and installs, so that sessions never read it from the target on each event.
     var compactionStamp: Stamp??
-    /// The compaction cap last given to the target.
-    var compactionCap = CompactionCap.unlimited
     /// A status publication is scheduled for the next turn of the loop (``publishStatusSoon()``).
     var statusPublishScheduled = false
     /// Bytes of inbound connections closed since (outbound peers keep theirs in their status).
@@ -106,7 +104,7 @@ public final class SyncDriver: @unchecked Sendable {
         opsAppendedToken = target.addOpsAppendedListener { [weak self] in self?.requestPump() }
         target.addCompactionListener { [weak self] stamp in self?.compacted(upTo: stamp) }
         // A driver before this one may have left another cap.
-        target.setCompactionCap(compactionCap)
+        target.setCompactionCap(.unlimited)
         if let clients, let clientService {
             clientService.listenerToken = clients.addChangeListener { [weak self] batch in
                 self?.clientValuesChanged(batch)

@@ -13,7 +13,7 @@ extension Replica: SyncTarget {
             opsKnown: versionVector.total, opsInLog: logOpCount, bytesOnDisk: path == nil ? nil : try? bytesOnDisk())
     }
 
-    var acknowledgedOwnThrough: UInt64 { condition.withLock { acknowledgedThrough } }
+    var acknowledgedOwnThrough: UInt64 { condition.withLock { instance.acknowledgedThrough } }
 
     var persistedMembers: [ReplicaID] {
         do {

@@ -35,22 +35,14 @@ protocol SyncTarget: AnyObject, Sendable {
     /// ops, once durable, until the token returned is cancelled or released.
     func addOpsAppendedListener(_ listener: @escaping @Sendable () -> Void) -> ChangeListenerToken
 
-    /// The replica's own ops covered by `vector` are acknowledged (a hub or enough peers hold them durably).
-    func markAcknowledged(through vector: VersionVector)
+    /// The acknowledgements in `book` changed, or the durable log (`durable`) grew: the target runs its
+    /// policy (`Replica` its ``ReplicaInstance``: acknowledgement and stability marks, the stamp frontier,
+    /// the compaction cap) and returns the stable vector and the part of it its acks announce.
+    func acknowledgementsChanged(_ book: AcknowledgementBook, durable: VersionVector) -> StableFrontiers
 
     /// The highest sequence of the replica's own ops known acknowledged (kept across restarts): the
     /// backlog shown for a dialled peer not reached yet.
     var acknowledgedOwnThrough: UInt64 { get }
-
-    /// Every member holds the ops covered by `vector`; `known` is the highest sequence of each origin any
-    /// replica is known to hold. The target derives a stamp frontier from them (see `Replica`).
-    func markStable(covering vector: VersionVector, known: VersionVector)
-
-    /// The part of `vector` (a stable frontier given to ``markStable(covering:known:)``) whose every op
-    /// lies under the target's stamp frontier: what acks announce as stable. A frontier announced whole
-    /// let a leaf call an op stable, and a transaction final, before an earlier-stamped op that a member
-    /// had acked to the hub (and that neither the leaf nor the hub's acks showed yet) arrived.
-    func announceableStable(_ vector: VersionVector) -> VersionVector
 
     /// The members stored by ``persistMembers(_:)``, read when a driver starts: after a restart, a member
     /// that holds no ops of its own still holds the stable frontier back until it acks again.
@@ -85,6 +77,14 @@ protocol SyncTarget: AnyObject, Sendable {
     func installSnapshot(_ snapshot: SyncSnapshot) throws -> SnapshotInstallReport
 }
 
+/// The stable frontiers a ``SyncTarget`` decided from the acknowledgements.
+struct StableFrontiers: Sendable, Hashable {
+    /// The ops every member holds.
+    var stable: VersionVector
+    /// The part of `stable` the replica's acks announce (under its stable stamp frontier).
+    var announced: VersionVector
+}
+
 /// The size of a replica's log, as `weft status` shows it.
 public struct SyncLogStatus: Sendable, Hashable {
     /// Ops every origin made that this replica holds (the total of its version vector).
@@ -96,17 +96,15 @@ public struct SyncLogStatus: Sendable, Hashable {
 }
 
 extension SyncTarget {
-    /// Ignores acknowledgements (a target without write receipts).
-    func markAcknowledged(through vector: VersionVector) {}
+    /// The book's stable frontier, announced whole (a target without receipts, stamp frontier or
+    /// compaction).
+    func acknowledgementsChanged(_ book: AcknowledgementBook, durable: VersionVector) -> StableFrontiers {
+        let stable = book.stableFrontier(local: durable)
+        return StableFrontiers(stable: stable, announced: stable)
+    }
 
     /// Nothing acknowledged (a target without write receipts).
     var acknowledgedOwnThrough: UInt64 { 0 }
-
-    /// Ignores stability (a target that never compacts).
-    func markStable(covering vector: VersionVector, known: VersionVector) {}
-
-    /// All of it (a target without stamp frontier).
-    func announceableStable(_ vector: VersionVector) -> VersionVector { vector }
 
     /// No members kept (a target that does not persist its membership).
     var persistedMembers: [ReplicaID] { [] }

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
-import Weft
+@_spi(Engine) import Weft
 import WeftCore
 
 /// `weft bench query`: a collection of children of five fields each, indexed on one, queried through

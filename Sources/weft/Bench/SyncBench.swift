@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Weft
+@_spi(Engine) import Weft
 import WeftCore
 import WeftSync
 

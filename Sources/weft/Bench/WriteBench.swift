@@ -1,5 +1,5 @@
 import Foundation
-import Weft
+@_spi(Engine) import Weft
 import WeftCore
 import WeftStore
 

@@ -5,7 +5,7 @@
 #endif
 import Foundation
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// A subscriber of data events that asks for `initial` events when subscribed, and for more only when
 /// told (``request(_:)``), recording events and completions; it cancels from inside `receive(_:)` once

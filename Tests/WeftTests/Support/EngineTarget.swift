@@ -2,7 +2,7 @@ import Foundation
 import WeftCore
 import WeftSync
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// A sync target for tests: a real merge engine and hybrid clock behind a lock, local writes stamped like a
 /// replica's, and the change notification the driver listens to.

@@ -1,7 +1,7 @@
 import Foundation
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// An honest in-memory `ReplicaBackend` for the API tests: the real `MergeEngine` behind a lock, a real
 /// `HybridClock` on an injected wall clock, receipts that become durable after a small delay (or when a

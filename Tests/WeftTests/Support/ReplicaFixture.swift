@@ -3,7 +3,7 @@ import Testing
 import WeftCore
 import WeftStore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// The two kinds of replica every shared test body runs against.
 enum ReplicaKind: String, CaseIterable, CustomTestStringConvertible, Sendable {

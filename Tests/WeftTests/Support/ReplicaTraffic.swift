@@ -1,4 +1,4 @@
-@testable import Weft
+@_spi(Engine) @testable import Weft
 @testable import WeftCore
 
 /// Random traffic for replica-level property tests, from two ``Workload``s over a small path space: the

@@ -3,7 +3,7 @@ import Logging
 import WeftCore
 import WeftSync
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Replica ids, shared tokens and configurations for drivers in tests, plus waiting helpers.
 enum SyncFixture {

@@ -2,7 +2,7 @@ import Testing
 import Foundation
 import WeftCore
 
-@testable import Weft
+@_spi(Engine) @testable import Weft
 
 /// Collects values from callbacks on any thread.
 final class Collector<Element: Sendable>: @unchecked Sendable {

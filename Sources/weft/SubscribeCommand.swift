@@ -1,0 +1,55 @@
+import ArgumentParser
+import Weft
+import WeftCore
+import WeftSync
+
+/// `weft subscribe`: a client's webhook and notification subscriptions on the daemon.
+struct SubscribeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "subscribe",
+        abstract: "Subscribe a node through a webhook or notifications (or --remove it, or --list yours).")
+    @OptionGroup var options: ClientOptions
+    @Argument(help: "The node, e.g. /orders (not with --list).") var path: String?
+    @Option(help: "The identifier of a webhook of the daemon's --webhooks file.") var webhook: String?
+    @Option(help: "The context string passed back in each delivery (with --webhook).") var context: String?
+    @Option(help: "A device token: notify it through the daemon's push gateway.") var deviceToken: String?
+    @Flag(help: "Deliveries only say that the node changed, without its value.") var noValue = false
+    @Flag(help: "Remove the subscription instead.") var remove = false
+    @Flag(help: "Print this client's subscriptions and how their deliveries stand.") var list = false
+
+    func validate() throws {
+        if list {
+            guard path == nil, webhook == nil, deviceToken == nil, !remove else {
+                throw ValidationError("--list takes no path, target or --remove")
+            }
+            return
+        }
+        guard path != nil else { throw ValidationError("give the node to subscribe, e.g. /orders") }
+        switch (webhook, context, deviceToken) {
+        case (.some, .some, nil), (nil, nil, .some): break
+        default: throw ValidationError("give --webhook ID --context TEXT, or --device-token TOKEN")
+        }
+    }
+
+    func run() async throws {
+        let input = { () throws -> ClientCommand in
+            guard !list, let path else { return .subscriptions }
+            let target: SubscriptionTarget =
+                if let webhook, let context { .webhook(identifier: webhook, context: context) } else {
+                    .notifications(deviceToken: deviceToken ?? "")
+                }
+            return .subscribe(
+                SubscriptionRequest(
+                    action: remove ? .unsubscribe : .subscribe, path: try ClientInput.path(path), target: target,
+                    includesValue: !noValue))
+        }
+        await runClient(options, input: input) { client, command in
+            let reply = try await client.request(command)
+            if case .subscribe = command, case .string(let id) = reply {
+                try ClientInput.printJSON(.object(["id": .string(id)]))
+            } else {
+                try ClientInput.printJSON(reply)
+            }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+import WeftHTTPTestSupport
+
+/// A real `weft serve --http --webhooks` delivering to a real receiver: subscriptions made over REST and
+/// the binary protocol, signatures, retries after the receiver fails, and delivery after a kill -9.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct HTTPWebhookIntegrationTests {
+    static let secret = "the hook's signing secret, 32 b."
+
+    /// Polls `condition` every 20 ms, at most `seconds`, suspending between polls: the receiver answers
+    /// on the same cooperative threads, which a blocking wait could starve.
+    static func waitUntil(_ what: String, seconds: Double = 20, _ condition: () throws -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try condition() { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        if try condition() { return }
+        throw WeftBinary.Failure(description: "timed out after \(seconds) s waiting for \(what)")
+    }
+
+    @Test func deliveriesAreSignedRetriedAndSurviveAKill() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let receiver = WebhookReceiver()
+        let port = try await receiver.start()
+        let hooks = try scratch.write("webhooks", "# test hooks\nhook http://127.0.0.1:\(port)/hook \(Self.secret)\n")
+        let options = ["--webhooks", hooks, "--webhook-retry-base", "20"]
+        var server = try HTTPRESTIntegrationTests.Server(scratch, options: options)
+        defer { server.daemon.stop() }
+
+        // Over REST, and through `weft subscribe` (the binary protocol).
+        var reply = try await server.send(
+            "POST", "/.subscriptions.json", body: #"{"path":"/orders","webhook":"hook","context":"shop-42"}"#)
+        #expect(reply.status == 200, "\(reply.body)")
+        let id = try #require(reply.body.split(separator: "\"").dropFirst(3).first.map(String.init))
+        let cli = try DaemonIntegrationTests.client(
+            server.daemon, name: "hub", ["subscribe", "/alerts", "--webhook", "hook", "--context", "cli"])
+        #expect(cli.status == 0, "\(cli.stderr)")
+        let unknown = try DaemonIntegrationTests.client(
+            server.daemon, name: "hub", ["subscribe", "/alerts", "--webhook", "nope", "--context", "cli"])
+        #expect(unknown.status != 0 && unknown.stderr.contains("no webhook nope"))
+        reply = try await server.send(
+            "POST", "/.subscriptions.json", body: #"{"path":"/private","webhook":"hook","context":"x"}"#,
+            token: HTTPRESTIntegrationTests.aliceToken)
+        #expect(reply.status == 401)
+        reply = try await server.send("POST", "/.subscriptions.json", body: #"{"path":"/orders"}"#)
+        #expect(reply.status == 400)
+        let listed = try DaemonIntegrationTests.client(server.daemon, name: "hub", ["subscribe", "--list"])
+        // Both belong to the token entry "client", whichever protocol made them; alice's refused one is absent.
+        #expect(listed.stdout.contains(#""context":"cli""#) && listed.stdout.contains(#""context":"shop-42""#))
+        #expect(!listed.stdout.contains("/private"))
+
+        // A change is delivered, signed.
+        _ = try await server.send("PUT", "/orders/a.json", body: "1")
+        try await Self.waitUntil("the first delivery") { !receiver.deliveries.isEmpty }
+        let first = receiver.deliveries[0]
+        #expect(first.isSigned(with: Self.secret))
+        #expect(first.id == "\(id):1")
+        #expect(first.json["context"] as? String == "shop-42")
+
+        // The receiver fails: the daemon retries, and `weft status` shows the subscription failing.
+        receiver.failing = true
+        _ = try await server.send("PUT", "/orders/b.json", body: "2")
+        try await Self.waitUntil("a failing subscription") {
+            let status = try DaemonIntegrationTests.client(server.daemon, name: "hub", ["status"]).stdout
+            return status.contains(#""failingCount":1"#)
+        }
+        receiver.failing = false
+        try await Self.waitUntil("the missed change") {
+            (receiver.deliveries.last?.json["value"] as? [String: Int]) == ["a": 1, "b": 2]
+        }
+        #expect(receiver.deliveries.last?.id == "\(id):2")
+
+        // A change the receiver has not taken when the daemon is killed is delivered after the restart.
+        receiver.failing = true
+        let attempts = receiver.attempts
+        _ = try await server.send("PUT", "/orders/c.json", body: "3")
+        try await Self.waitUntil("an attempt") { receiver.attempts > attempts }
+        _ = server.daemon.stop()
+        receiver.failing = false
+        server = try HTTPRESTIntegrationTests.Server(scratch, options: options)
+        try await Self.waitUntil("the change after the restart") {
+            (receiver.deliveries.last?.json["value"] as? [String: Int]) == ["a": 1, "b": 2, "c": 3]
+        }
+        let ids = receiver.deliveries.map(\.id).filter { $0.hasPrefix(id) }
+        #expect(ids == ["\(id):1", "\(id):2", "\(id):3"])
+        #expect(receiver.deliveries.allSatisfy { $0.isSigned(with: Self.secret) })
+        await receiver.stop()
+    }
+}

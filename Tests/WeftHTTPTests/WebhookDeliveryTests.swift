@@ -1,0 +1,196 @@
+import Foundation
+import Logging
+import Testing
+import Weft
+import WeftHTTP
+import WeftHTTPTestSupport
+
+/// The deliverer against a real local receiver, over a replica in a temporary file.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct WebhookDeliveryTests {
+    static let secret = "a webhook secret of 32 bytes ok!"
+
+    /// A scratch directory, a replica in it, a receiver, and a deliverer with fast retries.
+    final class Fixture: @unchecked Sendable {
+        let directory: String
+        var replica: Replica
+        let receiver = WebhookReceiver()
+        var deliverer: WebhookDeliverer?
+        var port = 0
+
+        init() async throws {
+            directory = NSTemporaryDirectory() + "weft-hooks-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            replica = try Replica.open(at: directory + "/db.sqlite")
+            try await replica.waitUntilLoaded()
+            port = try await receiver.start()
+        }
+
+        func startDeliverer() {
+            let endpoint = WebhookEndpoint(
+                identifier: "hook", url: URL(string: "http://127.0.0.1:\(port)/hook")!,
+                secret: Array(WebhookDeliveryTests.secret.utf8))
+            var logger = Logger(label: "test")
+            logger.logLevel = .critical
+            let deliverer = WebhookDeliverer(
+                replica: replica, endpoints: [endpoint], logger: logger,
+                policy: WebhookRetryPolicy(baseMillis: 5, capMillis: 20), jitter: { 0.5 })
+            deliverer.start()
+            self.deliverer = deliverer
+        }
+
+        func reopen() async throws {
+            await deliverer?.stop()
+            deliverer = nil
+            await replica.shutdown()
+            replica = try Replica.open(at: directory + "/db.sqlite")
+            try await replica.waitUntilLoaded()
+        }
+
+        func set(_ path: String, _ json: String) async throws {
+            guard let node = replica.node(for: path) else { throw WeftError(.invalidPath, path) }
+            try await node.set(json: json)
+        }
+
+        func close() async {
+            await deliverer?.stop()
+            await receiver.stop()
+            await replica.shutdown()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    static func withFixture(_ body: (Fixture) async throws -> Void) async throws {
+        let fixture = try await Fixture()
+        do {
+            try await body(fixture)
+        } catch {
+            await fixture.close()
+            throw error
+        }
+        await fixture.close()
+    }
+
+    @Test("the retry delay doubles from its base, stops at its cap, and jitter keeps it in the upper half")
+    func retryPolicyBacksOffBoundedly() {
+        let policy = WebhookRetryPolicy(baseMillis: 100, capMillis: 1_000)
+        #expect(policy.delayMillis(afterFailures: 1, jitter: 1) == 100)
+        #expect(policy.delayMillis(afterFailures: 2, jitter: 1) == 200)
+        #expect(policy.delayMillis(afterFailures: 4, jitter: 1) == 800)
+        #expect(policy.delayMillis(afterFailures: 5, jitter: 1) == 1_000)
+        #expect(policy.delayMillis(afterFailures: 500, jitter: 1) == 1_000)
+        #expect(policy.delayMillis(afterFailures: 2, jitter: 0) == 100)
+        #expect(policy.delayMillis(afterFailures: 2, jitter: 0.5) == 150)
+    }
+
+    @Test("a change of a subscribed node reaches the receiver signed, with its context and value")
+    func deliversSignedChanges() async throws {
+        try await Self.withFixture { fixture in
+            let orders = try #require(fixture.replica.node(for: "/orders"))
+            let subscription = try orders.subscribeThroughWebhook("hook", context: "shop-42")
+            fixture.startDeliverer()
+            try await fixture.set("/orders/a", #"{"qty": 2}"#)
+            try await eventually("a delivery") { !fixture.receiver.deliveries.isEmpty }
+            let delivery = try #require(fixture.receiver.deliveries.first)
+            #expect(delivery.isSigned(with: Self.secret))
+            #expect(!delivery.isSigned(with: "another secret entirely, 32 b!"))
+            #expect(delivery.id == "\(subscription.id):1")
+            let json = delivery.json
+            #expect(json["context"] as? String == "shop-42")
+            #expect(json["webhook"] as? String == "hook")
+            #expect(json["path"] as? String == "/orders")
+            #expect(((json["value"] as? [String: Any])?["a"] as? [String: Any])?["qty"] as? Int == 2)
+            // Nothing new: nothing more is sent.
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(fixture.receiver.deliveries.count == 1)
+        }
+    }
+
+    @Test("a receiver that fails is retried until it answers, shows as failing meanwhile, and gets the latest value")
+    func retriesUntilTheReceiverComesBack() async throws {
+        try await Self.withFixture { fixture in
+            let subscription = try #require(fixture.replica.node(for: "/counter"))
+                .subscribeThroughWebhook("hook", context: "c")
+            fixture.receiver.failing = true
+            fixture.startDeliverer()
+            try await fixture.set("/counter", "1")
+            try await eventually("failing") {
+                try fixture.replica.subscriptions.subscription(subscription.id)?.delivery.isFailing == true
+            }
+            #expect(fixture.replica.subscriptions.statusValue().jsonString().contains(#""failingCount":1"#))
+            try await fixture.set("/counter", "2")
+            try await fixture.set("/counter", "3")
+            fixture.receiver.failing = false
+            try await eventually("the latest value") { fixture.receiver.deliveries.last?.json["value"] as? Int == 3 }
+            #expect(fixture.receiver.attempts >= WeftLimits.subscriptionFailuresBeforeFailing)
+            // The receiver records the delivery before the deliverer reads its answer and clears the cursor.
+            try await eventually("the failing flag cleared") {
+                let after = try fixture.replica.subscriptions.subscription(subscription.id)
+                return after?.delivery.isFailing == false && after?.delivery.failures == 0
+            }
+        }
+    }
+
+    @Test("subscriptions and cursors survive a reopen: a change made meanwhile is delivered, once")
+    func deliversWhatAReopenMissed() async throws {
+        try await Self.withFixture { fixture in
+            let node = try #require(fixture.replica.node(for: "/inbox"))
+            let subscription = try node.subscribeThroughNotifications(deviceToken: "device-1")
+            // A gateway for notifications, then a change while no deliverer runs.
+            try await fixture.set("/inbox/m1", #""hello""#)
+            try await fixture.reopen()
+            let reopened = try #require(try fixture.replica.subscriptions.subscription(subscription.id))
+            #expect(reopened.target == .notifications(deviceToken: "device-1"))
+            let endpoint = WebhookEndpoint(
+                identifier: SubscriptionTarget.pushGatewayIdentifier,
+                url: URL(string: "http://127.0.0.1:\(fixture.port)/hook")!, secret: Array(Self.secret.utf8))
+            var logger = Logger(label: "test")
+            logger.logLevel = .critical
+            let deliverer = WebhookDeliverer(replica: fixture.replica, endpoints: [endpoint], logger: logger)
+            deliverer.start()
+            fixture.deliverer = deliverer
+            try await eventually("the missed change") { fixture.receiver.deliveries.count == 1 }
+            #expect(fixture.receiver.deliveries[0].json["deviceToken"] as? String == "device-1")
+            // Delivered and recorded: a second reopen sends nothing again.
+            try await fixture.reopen()
+            fixture.startDeliverer()
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(fixture.receiver.deliveries.count == 1)
+        }
+    }
+
+    @Test("a delivery begun and not acknowledged keeps its id across a reopen; a new value takes the next")
+    func unacknowledgedDeliveriesKeepTheirID() async throws {
+        try await Self.withFixture { fixture in
+            let subscription = try #require(fixture.replica.node(for: "/a")).subscribeThroughWebhook("hook", context: "x")
+            let book = fixture.replica.subscriptions
+            #expect(try book.beginDelivery(subscription.id, fingerprint: "one") == 1)
+            #expect(try book.beginDelivery(subscription.id, fingerprint: "one") == 1)
+            try await fixture.reopen()
+            let reopened = fixture.replica.subscriptions
+            #expect(try reopened.beginDelivery(subscription.id, fingerprint: "one") == 1)
+            #expect(try reopened.beginDelivery(subscription.id, fingerprint: "two") == 2)
+            try reopened.recordDelivered(subscription.id, sequence: 2, fingerprint: "two")
+            #expect(try reopened.subscription(subscription.id)?.delivery.delivered == 1)
+        }
+    }
+
+    @Test("one subscription per node, client and target: the second replaces the first; unknown webhooks are refused")
+    func subscriptionsReplaceAndValidate() async throws {
+        try await Self.withFixture { fixture in
+            let node = try #require(fixture.replica.node(for: "/a"))
+            let first = try node.subscribeThroughWebhook("hook", context: "x")
+            let second = try node.subscribeThroughWebhook("hook", context: "x", descriptor: .init(includesValue: false))
+            #expect(first.id == second.id)
+            #expect(try fixture.replica.subscriptions.all().count == 1)
+            #expect(try fixture.replica.subscriptions.all().first?.descriptor.includesValue == false)
+            _ = try node.subscribeThroughWebhook("hook", context: "y")
+            #expect(throws: WeftError.self) { try node.subscribeThroughWebhook("", context: "x") }
+            fixture.replica.subscriptions.declareWebhooks(["hook"])
+            #expect(throws: WeftError.self) { try node.subscribeThroughWebhook("other", context: "x") }
+            #expect(throws: WeftError.self) { try node.subscribeThroughNotifications(deviceToken: "d") }
+            try node.unsubscribeThroughWebhook("hook", context: "x")
+            #expect(try fixture.replica.unsubscribeFromAllThroughWebhook() == 1)
+            #expect(try fixture.replica.subscriptions.all().isEmpty)
+        }
+    }
+}
