@@ -142,7 +142,12 @@ public struct RelationPlanner {
             next += 1
             guard !object.isRoot, !isReserved(object) else { throw RelationError.invalidPath(object) }
             if doomed.contains(where: { $0.isAncestorOrSelf(of: object) }) { continue }
-            let value = try read(object)
+            // Not a read of the whole object: only relation changes may decide a relation change, so it
+            // reads the object's links and back-links (in `collect`), never its plain fields. A plain write
+            // the delete did not see is overwritten by it, or, stamped later, brings back fields without
+            // links.
+            let value = try value(at: object)
+            noteRead(try RelationLayout.path(object, [RelationLayout.backLinksKey]))
             guard !value.isNull else { continue }
             // An object inside one deleted now is covered by it (its links were gathered twice: the
             // duplicates write the same nulls).
@@ -256,6 +261,7 @@ public struct RelationPlanner {
         case .object(let children):
             for (key, child) in children.sorted(by: { $0.key < $1.key }) {
                 if key == RelationLayout.backLinksKey {
+                    noteRead(try RelationLayout.path(path, [key]))
                     for (_, entry) in child.children.sorted(by: { $0.key < $1.key }) {
                         if let backLink = RelationLayout.BackLink(entry) { incoming.append((path, backLink)) }
                     }
@@ -265,6 +271,7 @@ public struct RelationPlanner {
             }
         case .string:
             guard let target = RelationLayout.target(of: value), try isBackLinked(path, on: target) else { return }
+            noteRead(path)
             outgoing.append((path, target))
         default:
             return

@@ -81,6 +81,27 @@ import Testing
         #expect(violations.isEmpty, "\(violations) in \(a.engine.state.jsonString())", sourceLocation: sourceLocation)
     }
 
+    @Test("a delete that missed a plain edit of its object still applies, so the changes after it hold")
+    func deleteIgnoresUnseenPlainEdits() throws {
+        // Found by weft-sim seed 868: when a delete read the whole object, B's unseen edit of a plain field
+        // rejected it in the fold, while A's next change, planned on the delete applied, left p1's
+        // back-link naming a link that no longer pointed at p1.
+        let (a, b) = try world()
+        let edit = try b.write(
+            at: 90, (try path("/tasks/t0"), .merge([MergeChild(relative: try Path(keys: ["title"]), value: .string("z"))])))
+        let delete = try a.change(at: 100) { try $0.delete([path("/tasks/t0")]) }
+        let relink = try a.change(at: 110) {
+            try $0.link(source: path("/tasks/t0"), field: path("assignee"), to: path("/people/p2"), rule: .nullify)
+        }
+        try a.receive([edit])
+        try b.receive([delete, relink])
+        try expectConvergedWithIntegrity(a, b)
+        #expect(a.engine.outcome(of: delete.stamp) == .applied)
+        #expect(a.engine.outcome(of: relink.stamp) == .applied)
+        #expect(a.engine.state["people"]["p1"]["~in"].isNull)
+        #expect(a.engine.state["tasks"]["t0"]["assignee"] == .string("/people/p2"))
+    }
+
     @Test("a delete and a concurrent link converge with integrity, whichever is stamped first", arguments: [false, true])
     func deleteRacesLink(deleteFirst: Bool) throws {
         let (a, b) = try world()
