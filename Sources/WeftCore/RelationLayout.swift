@@ -115,11 +115,10 @@ public enum RelationLayout {
         return parsed
     }
 
-    /// True when `value` is an object holding some child other than its back-links: the object exists.
-    public static func exists(_ value: Value) -> Bool {
-        guard case .object(let children) = value else { return false }
-        return children.keys.contains { $0 != backLinksKey }
-    }
+    /// True when the object's node holds anything, back-links included: the object exists. Only a delete
+    /// (a relation change, which removes what links to it) makes a linked object's node null; plain writes
+    /// may remove all of its fields, but its back-links stay, and so does the object.
+    public static func exists(_ value: Value) -> Bool { !value.isNull }
 
     /// `base` followed by `keys`, checking the depth.
     static func path(_ base: Path, _ keys: [Key]) throws -> Path {

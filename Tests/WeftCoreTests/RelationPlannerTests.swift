@@ -94,6 +94,26 @@ import Testing
         try expectIntegrity(state)
     }
 
+    @Test("an object that held only a link still exists once the link is nullified, for the links into it")
+    func objectOfOnlyALinkOutlivesItsLink() throws {
+        // Found by weft-sim seed 800: t3 held nothing but its assignee; deleting the assignee nullified it,
+        // and t3, left with back-links alone, no longer counted as existing under t1's link to it.
+        var state = try world()
+        _ = try change(&state) {
+            try $0.link(source: path("/tasks/t3"), field: Path("assignee"), to: path("/people/p1"), rule: .nullify)
+        }
+        _ = try change(&state) {
+            try $0.link(source: path("/tasks/t1"), field: Path("board"), to: path("/tasks/t3"), rule: .cascade)
+        }
+        _ = try change(&state) { try $0.delete([path("/people/p1")]) }
+        #expect(state["tasks"]["t3"]["assignee"].isNull)
+        #expect(RelationLayout.exists(state["tasks"]["t3"]))
+        try expectIntegrity(state)
+        var planner = RelationPlanner { [state] in state.value(at: $0) }
+        try planner.link(source: path("/tasks/t2"), field: Path("board"), to: path("/tasks/t3"), rule: .nullify)
+        #expect(try !planner.plan().isEmpty)
+    }
+
     @Test("a link to a missing object is refused and plans nothing")
     func linkToMissingTarget() throws {
         let state = try world()
