@@ -132,7 +132,7 @@ public enum RelationLayout {
 
 /// Why a relation change could not be planned. Nothing is written when one is thrown.
 public enum RelationError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The link's target does not exist (it holds no field) in the state the change was planned on.
+    /// The link's target does not exist (its node is null) in the state the change was planned on.
     case targetMissing(Path)
     /// A path escaped into a key passes the key length limit, or a back-link path the depth limit.
     case pathTooLong(Path)
