@@ -106,6 +106,9 @@ let package = Package(
         .executableTarget(
             name: "Inventory", dependencies: ["Weft"], path: "Examples/Inventory", swiftSettings: strict
         ),
+        .executableTarget(
+            name: "TaskBoard", dependencies: ["Weft", "WeftCore"], path: "Examples/TaskBoard", swiftSettings: strict
+        ),
         .target(
             name: "WeftSimulation",
             dependencies: ["WeftCore", "WeftStore", "WeftSync"],

@@ -97,6 +97,8 @@ public enum CoverageCounter: String, Codable, Sendable, Hashable, CaseIterable {
     case transactionsRejected = "ops.transactionsRejected"
     case callsRefused = "ops.callsRefused"
     case bankTransfers = "ops.bankTransfers"
+    case relationChanges = "ops.relationChanges"
+    case relationFallbacks = "ops.relationFallbacks"
     // Roads the merge engines took.
     case engineInOrder = "engine.inOrder"
     case engineCounterShortcuts = "engine.counterShortcuts"
@@ -112,6 +114,7 @@ public enum CoverageCounter: String, Codable, Sendable, Hashable, CaseIterable {
     case duplicateChecks = "checks.duplicates"
     case recoveryChecks = "checks.recovery"
     case invariantChecks = "checks.mergeInvariants"
+    case relationChecks = "checks.relations"
 
     /// The counters that count injected faults.
     public static let faults: [CoverageCounter] = [

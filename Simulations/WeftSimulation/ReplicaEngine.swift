@@ -57,7 +57,7 @@ extension Sabotage {
     /// An engine for a replica: the real one, wrapped in a sabotage when there is one.
     static func engine(_ sabotage: Sabotage?, registry: FunctionRegistry, capturesChanges: Bool) -> any ReplicaEngine {
         let engine = MergeEngine(registry: registry, capturesChanges: capturesChanges)
-        guard let sabotage, !sabotage.breaksStability else { return engine }
+        guard let sabotage, !sabotage.breaksStability, !sabotage.breaksRelations else { return engine }
         return SabotagedEngine(inner: engine, sabotage: sabotage)
     }
 }

@@ -26,6 +26,12 @@ public enum Sabotage: String, Codable, Sendable, Hashable, CaseIterable {
     /// The stable stamp frontier ignores `known`, the ops members acknowledged that this replica does not
     /// hold yet: an origin whose next op is elsewhere no longer bounds it.
     case stabilityIgnoresKnown = "stable-ignores-known"
+    /// Relation changes are written as blind batches: they read nothing, so a link may land on an
+    /// object deleted concurrently, and a delete may miss a concurrent link (needs `--relations`).
+    case relationsBlind = "blind-relations"
+    /// Relation changes read the paths their writes depend on but not the relation clock, so an
+    /// applied change may rest on an earlier change that the fold rejected (needs `--relations`).
+    case relationsUnserialized = "unserialized-relations"
 
     /// True for a sabotage of the stability rule (``ReplicaInstance``), false for one of the merge engine.
     public var breaksStability: Bool { self == .stabilityIgnoresKnown }
@@ -40,6 +46,17 @@ public enum Sabotage: String, Codable, Sendable, Hashable, CaseIterable {
         case .callsRunAtArrival: return "registered calls run on arrival, not at their place in stamp order"
         case .stabilityIgnoresKnown:
             return "the stable stamp frontier ignores ops members hold that this replica has not received"
+        case .relationsBlind: return "relation changes are written as blind batches"
+        case .relationsUnserialized: return "relation changes do not read the relation clock"
+        }
+    }
+
+    /// True for the sabotages of the relation planner's batches, which leave the engine as it is and
+    /// need relation traffic (``ScenarioOptions/relationShare``) to show.
+    public var breaksRelations: Bool {
+        switch self {
+        case .relationsBlind, .relationsUnserialized: return true
+        default: return false
         }
     }
 }
@@ -159,8 +176,8 @@ final class SabotagedEngine: ReplicaEngine {
                 let result = function(before.value(at: op.path), call.arguments)
             else { return }
             patches.append(.write(op.path, result.normalized))
-        case .stabilityIgnoresKnown:
-            // Not a merge rule: the engine is not wrapped for it (see `Sabotage.engine`).
+        case .stabilityIgnoresKnown, .relationsBlind, .relationsUnserialized:
+            // Not merge rules: the engine is not wrapped for them (see `Sabotage.engine`).
             return
         }
     }

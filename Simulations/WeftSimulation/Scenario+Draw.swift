@@ -47,13 +47,16 @@ public struct ScenarioOptions: Codable, Sendable, Hashable {
     /// Share of hub seeds (of 3 replicas or more) with a late joiner (see ``LateJoiner``); 0 draws none
     /// and leaves every other draw as it was.
     public var lateJoinerShare = 0.0
+    /// Share of writes that are relation changes (links, unlinks and deletes planned with integrity
+    /// under `/rel`); 0 writes none and leaves every other draw as it was.
+    public var relationShare = 0.0
 
     /// The default options: 2 to 8 replicas, 500 ops, every fault kind allowed.
     public init() {}
 
     enum CodingKeys: String, CodingKey {
         case replicasMin, replicasMax, opCount, topology, faults, allFaults, sabotage, storage, sqliteShare
-        case lateJoinerShare
+        case lateJoinerShare, relationShare
     }
 
     public init(from decoder: any Decoder) throws {
@@ -68,6 +71,7 @@ public struct ScenarioOptions: Codable, Sendable, Hashable {
         storage = try container.decode(StorageKind.self, forKey: .storage)
         sqliteShare = try container.decode(Double.self, forKey: .sqliteShare)
         lateJoinerShare = try container.decodeIfPresent(Double.self, forKey: .lateJoinerShare) ?? 0
+        relationShare = try container.decodeIfPresent(Double.self, forKey: .relationShare) ?? 0
     }
 
     /// Encodes the fault kinds in a fixed order, so that a report's bytes depend on nothing else.
@@ -83,6 +87,7 @@ public struct ScenarioOptions: Codable, Sendable, Hashable {
         try container.encode(storage, forKey: .storage)
         try container.encode(sqliteShare, forKey: .sqliteShare)
         if lateJoinerShare > 0 { try container.encode(lateJoinerShare, forKey: .lateJoinerShare) }
+        if relationShare > 0 { try container.encode(relationShare, forKey: .relationShare) }
     }
 
     /// Checks the options against ``SimulationLimits``.
@@ -97,6 +102,9 @@ public struct ScenarioOptions: Codable, Sendable, Hashable {
         }
         guard (0...1).contains(sqliteShare) else {
             throw SimulationError.invalidScenario(reason: "the SQLite share must be in 0...1")
+        }
+        guard (0...1).contains(relationShare) else {
+            throw SimulationError.invalidScenario(reason: "the relation share must be in 0...1")
         }
         guard (0...1).contains(lateJoinerShare) else {
             throw SimulationError.invalidScenario(reason: "the late joiner share must be in 0...1")
@@ -155,7 +163,8 @@ extension Scenario {
         return Scenario(
             seed: seed, replicaCount: replicaCount, workloadWriters: replicaCount, topology: topology,
             opCount: options.opCount, ticksFault: ticksFault, network: network, sessions: sessions,
-            replicas: replicas, episodes: episodes, sabotage: options.sabotage, lateJoiner: lateJoiner)
+            replicas: replicas, episodes: episodes, sabotage: options.sabotage, lateJoiner: lateJoiner,
+            relationShare: options.relationShare > 0 ? options.relationShare : nil)
     }
 
     static func drawNetwork(enabled: Set<FaultKind>, rng: inout SeededGenerator) -> NetworkProfile {
@@ -303,6 +312,7 @@ enum RandomStream: UInt64, CaseIterable {
     case nonces
     case disk
     case checks
+    case relations
 
     /// The generator of this stream for `seed`.
     func generator(seed: UInt64) -> SeededGenerator {

@@ -37,12 +37,15 @@ public struct Scenario: Codable, Sendable, Hashable {
     public var sabotage: Sabotage?
     /// A replica the others do not know until it joins (hub topology), or nil.
     public var lateJoiner: LateJoiner?
+    /// Share of writes that are relation changes under `/rel` (see `RelationWorkload`); nil for none.
+    public var relationShare: Double?
 
     /// A scenario from its parts; ``draw(seed:options:)`` is the usual way to get one.
     public init(
         seed: UInt64, replicaCount: Int, workloadWriters: Int, topology: Topology, opCount: Int,
         keptWrites: [Int]? = nil, ticksFault: UInt64, network: NetworkProfile, sessions: SessionProfile,
-        replicas: [ReplicaProfile], episodes: [Episode], sabotage: Sabotage? = nil, lateJoiner: LateJoiner? = nil
+        replicas: [ReplicaProfile], episodes: [Episode], sabotage: Sabotage? = nil, lateJoiner: LateJoiner? = nil,
+        relationShare: Double? = nil
     ) {
         self.seed = seed
         self.replicaCount = replicaCount
@@ -57,6 +60,7 @@ public struct Scenario: Codable, Sendable, Hashable {
         self.episodes = episodes
         self.sabotage = sabotage
         self.lateJoiner = lateJoiner
+        self.relationShare = relationShare
     }
 
     /// Checks the scenario against ``SimulationLimits`` (a schedule file comes from outside).
@@ -85,6 +89,7 @@ public struct Scenario: Codable, Sendable, Hashable {
         for episode in episodes {
             try episode.validate(replicaCount: replicaCount, ticksFault: ticksFault, topology: topology)
         }
+        if let relationShare { try require((0...1).contains(relationShare), "relationShare must be in 0...1") }
         if let lateJoiner {
             try require(topology == .hub, "a late joiner needs the hub topology")
             try require(

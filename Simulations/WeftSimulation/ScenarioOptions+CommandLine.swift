@@ -25,6 +25,7 @@ extension ScenarioOptions {
         if storage != defaults.storage { arguments += ["--storage", storage.rawValue] }
         if sqliteShare != defaults.sqliteShare { arguments += ["--sqlite-share", "\(sqliteShare)"] }
         if lateJoinerShare != defaults.lateJoinerShare { arguments += ["--late-joiners", "\(lateJoinerShare)"] }
+        if relationShare != defaults.relationShare { arguments += ["--relations", "\(relationShare)"] }
         return arguments
     }
 

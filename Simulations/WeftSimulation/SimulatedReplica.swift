@@ -98,7 +98,16 @@ final class SimulatedReplica {
     func write(_ write: WritePlan.Write, now: UInt64) throws -> (Op, ArraySlice<UInt8>, ApplyReport) {
         precondition(isUp, "a crashed replica does not write")
         let stamp = try instance.nextStamp(wallMillis: wallMillis(now: now))
-        let op = WritePlan.op(of: write, stamp: stamp, sequence: instance.claimSequence(), read: engine.versionVector)
+        let sequence = instance.claimSequence()
+        let op: Op
+        if let step = write.relation {
+            // Planned now, on what this replica holds, as an app's transaction would be.
+            let made = RelationWorkload.op(
+                of: step, index: write.index, state: engine.state, read: engine.versionVector, sabotage: sabotage)
+            op = Op(stamp: stamp, sequence: sequence, path: made.path, kind: made.kind)
+        } else {
+            op = WritePlan.op(of: write, stamp: stamp, sequence: sequence, read: engine.versionVector)
+        }
         let report = engine.apply([op])
         let encoding = OpCodec.encode(op)[...]
         encodings.keep(op, encoding)

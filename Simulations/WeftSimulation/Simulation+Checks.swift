@@ -188,6 +188,12 @@ extension Simulation {
                 .counterInexact, 0, "/\(root)\(at.path): increments sum to \(at.expected), replicas have \(at.actual)")
         }
         if let violation = CounterOracle.bankViolation(in: state) { return fail(.bankInvariant, 0, violation) }
+        if scenario.relationShare != nil {
+            coverage.bump(.relationChecks)
+            if let violation = RelationWorkload.violation(in: state) {
+                return fail(.relationIntegrity, 0, violation)
+            }
+        }
         finalDigest = reference.engine.digest.rawValue
         trace.add(finalDigest ?? 0)
     }

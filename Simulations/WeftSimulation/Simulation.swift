@@ -279,6 +279,9 @@ public final class Simulation {
         coverage.bump(.opsWritten)
         if recordsOps { writtenOps.append(WrittenOp(tick: now, replica: replica.index, op: op)) }
         if write.path == WritePlan.Bank.path, case .call = write.kind { coverage.bump(.bankTransfers) }
+        if write.relation != nil {
+            if case .merge = op.kind { coverage.bump(.relationFallbacks) } else { coverage.bump(.relationChanges) }
+        }
         count(report)
         record(checker.wrote(op, encoding: encoding, at: replica.index))
         if replica.profile.syncsEveryCommit { scheduleGrowth(replica.index) }

@@ -24,6 +24,9 @@ public struct SimulationFailure: Codable, Sendable, Hashable, CustomStringConver
         case counterInexact = "counter-inexact"
         /// The bank's balances went below zero or stopped summing to the funded total.
         case bankInvariant = "bank-invariant"
+        /// The converged state holds a link without its target or back-link, or a back-link without its
+        /// link (`RelationIntegrity`).
+        case relationIntegrity = "relation-integrity"
         /// A replica stamped an op no later than a stamp it had already made or seen.
         case stampNotMonotonic = "stamp-not-monotonic"
         /// What a replica read back from its disk is not what it had synced.

@@ -14,6 +14,8 @@ struct WritePlan {
         let writer: Int
         let path: Path
         let kind: OpKind
+        /// A relation change, planned when it is written (then `path` and `kind` are its fallback).
+        var relation: RelationWorkload.Step? = nil
     }
 
     /// The replica ids, one per workload writer.
@@ -40,6 +42,8 @@ struct WritePlan {
         var workloadSeed = RandomStream.workload.generator(seed: scenario.seed)
         var workload = Workload(seed: workloadSeed.next(), replicas: scenario.workloadWriters)
         var rng = RandomStream.writes.generator(seed: scenario.seed)
+        var relationRNG = RandomStream.relations.generator(seed: scenario.seed)
+        let relationShare = scenario.relationShare ?? 0
         replicaIDs = workload.replicaIDs
         let writerOf = Dictionary(uniqueKeysWithValues: replicaIDs.enumerated().map { ($0.element, $0.offset) })
         var ticks = (0..<scenario.opCount).map { _ in rng.below(scenario.ticksFault) }
@@ -57,7 +61,16 @@ struct WritePlan {
             } else if rng.chance(Bank.transferShare) {
                 (path, kind) = (Bank.path, WritePlan.transfer(rng: &rng))
             }
-            all.append(Write(index: index, tick: ticks[index], writer: writer, path: path, kind: kind))
+            var write = Write(index: index, tick: ticks[index], writer: writer, path: path, kind: kind)
+            // A relation change replaces a workload op other than a funding (from its own stream, so
+            // that the other draws stay as they were).
+            if relationShare > 0, relationRNG.chance(relationShare), path != Bank.path {
+                let step = RelationWorkload.draw(rng: &relationRNG)
+                write = Write(
+                    index: index, tick: ticks[index], writer: writer, path: RelationWorkload.root,
+                    kind: .set(.null), relation: step)
+            }
+            all.append(write)
         }
         if let kept = scenario.keptWrites {
             writes = kept.map { all[$0] }

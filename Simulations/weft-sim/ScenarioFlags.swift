@@ -36,6 +36,9 @@ struct ScenarioFlags: ParsableArguments {
     )
     var lateJoiners: Double = ScenarioOptions().lateJoinerShare
 
+    @Option(name: .long, help: "Share of writes that are relation changes planned with integrity under /rel.")
+    var relations: Double = ScenarioOptions().relationShare
+
     /// The scenario options these flags give.
     func options() throws -> ScenarioOptions {
         var options = ScenarioOptions()
@@ -63,6 +66,7 @@ struct ScenarioFlags: ParsableArguments {
             options.storage = kind
             options.sqliteShare = sqliteShare
             options.lateJoinerShare = lateJoiners
+            options.relationShare = relations
             try options.validate()
         } catch {
             throw ValidationError("\(error)")

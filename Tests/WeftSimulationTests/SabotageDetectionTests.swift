@@ -11,6 +11,7 @@ import WeftCore
         options.replicasMax = 6
         options.opCount = 200
         options.sabotage = sabotage
+        if sabotage.breaksRelations { options.relationShare = 0.3 }
         return options
     }
 
@@ -27,11 +28,15 @@ import WeftCore
     func everySabotageIsCaughtWithinTheSeedBudget(sabotage: Sabotage) throws {
         let caught = try #require(Self.firstCatch(sabotage), "\(sabotage.rawValue) escaped \(Self.seedBudget) seeds")
         // Caught by a checker of the rule it breaks, not by an accident of the run: a merge rule by the
-        // checks of states, the stability rule by the check of the instance's stable stamp frontier.
+        // checks of states, the stability rule by the check of the instance's stable stamp frontier, a
+        // relation sabotage by the relation integrity check or the checks of states.
         let semantic: Set<SimulationFailure.Kind> =
             sabotage.breaksStability
             ? [.stableBeyondHeld, .acknowledgementBeyondDurable]
-            : [.stateDiffersFromFold, .sameOpsDifferentDigests, .duplicateChangedState, .counterInexact, .bankInvariant]
+            : [
+                .stateDiffersFromFold, .sameOpsDifferentDigests, .duplicateChangedState, .counterInexact,
+                .bankInvariant, .relationIntegrity,
+            ]
         #expect(semantic.contains(caught.failure.kind), "seed \(caught.seed): \(caught.failure)")
     }
 

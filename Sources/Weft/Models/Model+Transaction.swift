@@ -33,7 +33,8 @@ extension Model {
         try insert(to: transaction, access: transaction.access, at: node)
     }
 
-    /// Deletes the object in `transaction` (each field's deletion step first: relations).
+    /// Deletes the object in `transaction`, with what the links that point at it declare (nullify or
+    /// cascade, see ``Relation``); the commit is refused if what the delete read changed meanwhile.
     ///
     /// ```swift
     /// try post.delete(in: transaction)
@@ -94,6 +95,8 @@ extension Transaction: ModelWriter {
 
     // The transaction records the read, so its commit is refused when the field changes under it.
     func recordRead(_ node: DataNode) throws -> Value? { try read(node) }
+
+    var pendingWrites: [Write] { writes }
 
     func reservePushKey(under node: DataNode) throws -> String {
         guard let key = try node.createChild().key else { preconditionFailure("a child has a key") }

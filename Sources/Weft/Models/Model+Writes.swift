@@ -39,6 +39,9 @@ extension Model {
     /// ```swift
     /// try await replica.performChanges { batch in try post.delete(in: batch) }
     /// ```
+    /// Links that point at it are removed or cascade, as they declare (see ``Relation``); the batch then
+    /// reads what it rests on, and `performChanges` runs the closure again if that changed meanwhile.
+    ///
     /// - Throws: `WeftError` with code `invalidValue` for a detached object.
     public func delete(in batch: WriteBatch) throws { try delete(to: batch) }
 
@@ -101,13 +104,12 @@ extension Model {
         for (_, field) in fields { field.discardChanges() }
     }
 
-    /// Records the deletion of the object at `node`: its fields' own needs, then the node cleared.
+    /// Records the deletion of the object at `node` as a relation change (`RelationPlanner`): the node
+    /// cleared, the links that point into it nullified or their sources deleted (cascade), the back-links
+    /// of its own links removed from their targets, all in the writer's one op. Any object may be a link's
+    /// target, so every delete reads what it rests on and the relation clock.
     func recordDeletion(to writer: any ModelWriter, at node: DataNode) throws {
-        let schema = ModelSchema.of(type(of: self))
-        for ((_, field), (_, key)) in zip(ModelSchema.declaredFields(of: self), schema.fields) {
-            try field.willDelete(at: node.node(at: try node.location.child(key)), in: writer)
-        }
-        try writer.recordSet(.null, at: node)
+        try RelationWriting.recordDeletion(of: node, on: writer)
     }
 }
 
@@ -120,6 +122,8 @@ extension WriteBatch: ModelWriter {
 
     // A batch that reads is a serializable `performChanges`: its closure runs again on a stale read.
     func recordRead(_ node: DataNode) throws -> Value? { try read(node) }
+
+    var pendingWrites: [Write] { writes }
 
     func reservePushKey(under node: DataNode) throws -> String {
         guard let key = try node.createChild(at: time).key else {
@@ -157,6 +161,11 @@ final class ObjectCollector: ModelWriter {
     }
 
     func recordRead(_ node: DataNode) throws -> Value? { try base.recordRead(node) }
+
+    // The object gathered so far is not written yet; it is, once the insert ends.
+    var pendingWrites: [Write] {
+        object.isNull ? base.pendingWrites : base.pendingWrites + [.set(root.location, object)]
+    }
 
     func reservePushKey(under node: DataNode) throws -> String { try base.reservePushKey(under: node) }
 

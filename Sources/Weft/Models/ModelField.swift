@@ -14,7 +14,7 @@ import WeftCore
 /// - Keys come from the declared names: when a model type is first used, a prototype instance is made
 ///   and its fields found by `Mirror` (labels minus `_`), unless `declaredKey` is set.
 /// - ``write(to:at:inserting:)`` records the field's changes (its whole value when inserting) on the
-///   writer, and ``willDelete(at:in:)`` lets a field clean up when its object is deleted.
+///   writer. Deleting an object is the relation planner's (it clears the node and whatever links ask).
 protocol ModelField: AnyObject {
     /// The key given to the wrapper, if any (else the property's name).
     var declaredKey: String? { get }
@@ -26,8 +26,6 @@ protocol ModelField: AnyObject {
     func write(to writer: any ModelWriter, at node: DataNode, inserting: Bool) throws
     /// Forgets the changes not yet saved (after they were recorded).
     func discardChanges()
-    /// Records what deleting the object holding the field at `node` needs beyond clearing the object's node.
-    func willDelete(at node: DataNode, in writer: any ModelWriter) throws
     /// Binds a nested object to the field's node (nested models only).
     func bindNested(to source: ModelSource, key: Key)
     /// What is wrong with the declaration, if anything (checked once per model type).
@@ -35,7 +33,6 @@ protocol ModelField: AnyObject {
 }
 
 extension ModelField {
-    func willDelete(at node: DataNode, in writer: any ModelWriter) throws {}
     func bindNested(to source: ModelSource, key: Key) {}
     func declarationProblem() -> String? { nil }
 
@@ -57,6 +54,8 @@ protocol ModelWriter: AnyObject {
     /// Reads a node's value and records that the write depends on it (the transaction rule): the commit
     /// is refused when it changed meanwhile. Nil when the writer cannot read (a batch).
     func recordRead(_ node: DataNode) throws -> Value?
+    /// The writes recorded so far, which the reads (of the state before them) do not show.
+    var pendingWrites: [Write] { get }
     /// A fresh push key for a child of `node`, sorting after every key made before it.
     func reservePushKey(under node: DataNode) throws -> String
 }

@@ -86,10 +86,6 @@ public final class Nested<N: Model>: ModelField {
     func write(to writer: any ModelWriter, at node: DataNode, inserting: Bool) throws {
         try object.recordFields(to: writer, at: node, inserting: inserting)
     }
-
-    func willDelete(at node: DataNode, in writer: any ModelWriter) throws {
-        try object.recordDeletion(to: writer, at: node)
-    }
 }
 
 /// A field of a nested model reached through its object (`\Person.$address.$city`).
