@@ -67,7 +67,7 @@ import WeftCore
         try transaction.merge(writer)
         #expect(await weftErrorCode { try await transaction.commit() } == .rejected)
         #expect(try await a.value() == 2)
-        #expect(await weftErrorCode { try transaction.read(a) } == .transactionCommitted)
+        #expect(await weftErrorCode { _ = try transaction.read(a) } == .transactionCommitted)
     }
 
     @Test("a transaction applied here is rejected on both replicas when a remote write it had not seen came first")
