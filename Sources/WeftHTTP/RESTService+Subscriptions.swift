@@ -35,9 +35,11 @@ extension RESTService {
             return Self.rawJSON(#"{"id":\#(Value.string(id).jsonString())}"#, pretty: false, silent: false)
         }
         let subscription = try mapped {
-            try book.subscribe(
+            let vector = replica.versionVector
+            return try book.subscribe(
                 path: path, client: client.name, target: target,
-                descriptor: DataSubscriptionDescriptor(includesValue: includesValue), current: replica.value(at: path))
+                descriptor: DataSubscriptionDescriptor(includesValue: includesValue), current: replica.value(at: path),
+                vector: vector)
         }
         return Self.rawJSON(#"{"id":\#(Value.string(subscription.id).jsonString())}"#, pretty: false, silent: false)
     }

@@ -192,26 +192,25 @@ public final class WebhookDeliverer: @unchecked Sendable {
             return now + policy.capMillis
         }
         var nextRetry: Int64?
-        var due: [(DataSubscription, Value, String)] = []
+        var due: [DataSubscription] = []
         for subscription in subscriptions {
-            let value = replica.value(at: subscription.path)
-            let fingerprint = ValueFingerprint.of(value)
+            let fingerprint = ValueFingerprint.of(replica.value(at: subscription.path))
             guard fingerprint != subscription.delivery.deliveredFingerprint else { continue }
             if subscription.delivery.nextAttemptMillis > now {
                 nextRetry = min(nextRetry ?? .max, subscription.delivery.nextAttemptMillis)
                 continue
             }
-            due.append((subscription, value, fingerprint))
+            due.append(subscription)
         }
         await withTaskGroup(of: Int64?.self) { group in
             var running = 0
-            for (subscription, value, fingerprint) in due {
+            for subscription in due {
                 if running >= HTTPLimits.webhookConcurrentMax, let retry = await group.next() {
                     running -= 1
                     if let retry { nextRetry = min(nextRetry ?? .max, retry) }
                 }
                 running += 1
-                group.addTask { await self.deliver(subscription, value: value, fingerprint: fingerprint, now: now) }
+                group.addTask { await self.deliver(subscription, now: now) }
             }
             for await retry in group {
                 if let retry { nextRetry = min(nextRetry ?? .max, retry) }
@@ -221,12 +220,15 @@ public final class WebhookDeliverer: @unchecked Sendable {
     }
 
     /// One attempt; answers the time of the retry when it failed.
-    private func deliver(_ subscription: DataSubscription, value: Value, fingerprint: String, now: Int64) async -> Int64? {
+    private func deliver(_ subscription: DataSubscription, now: Int64) async -> Int64? {
         let book = replica.subscriptions
         let id = subscription.id
         guard let endpoint = endpoints[subscription.target.webhookIdentifier] else {
             return fail(id, subscription, "no webhook \(subscription.target.webhookIdentifier) is declared", now: now)
         }
+        // Read again, with the stamps: the value sent and the ops listed are one consistent read.
+        let changes = replica.changes(at: subscription.path, since: subscription.delivery.deliveredVector)
+        let fingerprint = ValueFingerprint.of(changes.value)
         let sequence: UInt64
         do {
             guard let begun = try book.beginDelivery(id, fingerprint: fingerprint) else { return nil }
@@ -234,7 +236,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
         } catch {
             return fail(id, subscription, "\(error)", now: now)
         }
-        let body = Array(payload(subscription, sequence: sequence, value: value, now: now).jsonString().utf8)
+        let body = self.body(subscription, sequence: sequence, changes: changes, now: now)
         let headers = [
             "Content-Type": "application/json", "X-Weft-Signature": endpoint.signature(of: body),
             "X-Weft-Delivery": "\(id):\(sequence)",
@@ -244,7 +246,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
             guard (200..<300).contains(status) else {
                 return fail(id, subscription, "the receiver answered \(status)", now: now)
             }
-            try book.recordDelivered(id, sequence: sequence, fingerprint: fingerprint)
+            try book.recordDelivered(id, sequence: sequence, fingerprint: fingerprint, vector: changes.vector)
             lock.withLock { counts.delivered += 1 }
             return nil
         } catch {
@@ -267,9 +269,21 @@ public final class WebhookDeliverer: @unchecked Sendable {
         return retry
     }
 
-    /// The JSON a receiver gets (see `Docs/HTTP.md`).
-    func payload(_ subscription: DataSubscription, sequence: UInt64, value: Value, now: Int64) -> Value {
+    /// The JSON a receiver gets (see `Docs/HTTP.md`): ``payload(_:sequence:changes:now:)`` and `stamps`,
+    /// the stamps of the ops that changed the node since the previous delivery, as a JSON array (a
+    /// ``Value`` has no arrays). Stamp texts are of the push-id alphabet: nothing in them needs escaping.
+    func body(_ subscription: DataSubscription, sequence: UInt64, changes: NodeChanges, now: Int64) -> [UInt8] {
+        var json = payload(subscription, sequence: sequence, changes: changes, now: now).jsonString()
+        json.removeLast()  // the object's closing brace
+        json += #","stamps":["# + changes.stamps.map { "\"\($0.text)\"" }.joined(separator: ",") + "]}"
+        return Array(json.utf8)
+    }
+
+    /// The delivery's fields but its stamps; `stampsComplete` is false when some are left out.
+    func payload(_ subscription: DataSubscription, sequence: UInt64, changes: NodeChanges, now: Int64) -> Value {
+        let value = changes.value
         var fields: [Key: Value] = [
+            "stampsComplete": .bool(changes.isComplete),
             "id": .string("\(subscription.id):\(sequence)"), "subscription": .string(subscription.id),
             "sequence": .int(Int64(clamping: sequence)), "path": .string(subscription.path.description),
             "event": .string(value.isNull ? "delete" : "put"), "timestamp": .int(now),

@@ -58,6 +58,8 @@ import WeftHTTPTestSupport
         #expect(first.isSigned(with: Self.secret))
         #expect(first.id == "\(id):1")
         #expect(first.json["context"] as? String == "shop-42")
+        // The op stamp of the PUT: one, in the 22-character text form.
+        #expect((first.json["stamps"] as? [String])?.map(\.count) == [22])
 
         // The receiver fails: the daemon retries, and `weft status` shows the subscription failing.
         receiver.failing = true

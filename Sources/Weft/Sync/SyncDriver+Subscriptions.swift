@@ -25,10 +25,11 @@ extension SyncDriver {
             if case .subscribe(let request) = command {
                 switch request.action {
                 case .subscribe:
+                    let vector = replica.versionVector
                     let subscription = try book.subscribe(
                         path: request.path, client: client, target: request.target,
                         descriptor: DataSubscriptionDescriptor(includesValue: request.includesValue),
-                        current: replica.value(at: request.path))
+                        current: replica.value(at: request.path), vector: vector)
                     return .ok(.string(subscription.id))
                 case .unsubscribe:
                     try book.unsubscribe(path: request.path, client: client, target: request.target)
