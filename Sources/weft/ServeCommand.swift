@@ -236,6 +236,7 @@ struct ServeCommand: AsyncParsableCommand {
         let deliverer: WebhookDeliverer?
         do {
             deliverer = try startWebhooks(replica, logger: logger)
+            if let deliverer { httpServer?.countDeliveries(of: deliverer) }
         } catch {
             await httpServer?.stop()
             await driver.shutdown()

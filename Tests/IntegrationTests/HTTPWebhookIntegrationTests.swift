@@ -19,6 +19,17 @@ import WeftHTTPTestSupport
         throw WeftBinary.Failure(description: "timed out after \(seconds) s waiting for \(what)")
     }
 
+    /// The unlabelled samples of `/metrics`, by name.
+    static func metrics(_ server: HTTPRESTIntegrationTests.Server) async throws -> [String: Double] {
+        let reply = try await server.send("GET", "/metrics", token: nil)
+        var samples: [String: Double] = [:]
+        for line in reply.body.split(separator: "\n") where !line.hasPrefix("#") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2, let value = Double(parts[1]) { samples[String(parts[0])] = value }
+        }
+        return samples
+    }
+
     @Test func deliveriesAreSignedRetriedAndSurviveAKill() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
@@ -73,6 +84,18 @@ import WeftHTTPTestSupport
             (receiver.deliveries.last?.json["value"] as? [String: Int]) == ["a": 1, "b": 2]
         }
         #expect(receiver.deliveries.last?.id == "\(id):2")
+        // /metrics counts the two deliveries, the failed attempts, and no failing subscription once it recovered.
+        let deadline = Date().addingTimeInterval(20)
+        var metrics = try await Self.metrics(server)
+        while metrics["weft_webhook_deliveries_total"] != 2 || metrics["weft_subscriptions_failing"] != 0,
+            Date() < deadline
+        {
+            try await Task.sleep(for: .milliseconds(20))
+            metrics = try await Self.metrics(server)
+        }
+        #expect(metrics["weft_webhook_deliveries_total"] == 2 && metrics["weft_subscriptions_failing"] == 0)
+        #expect(metrics["weft_webhook_failures_total"] ?? 0 >= Double(5))
+        #expect(metrics["weft_subscriptions"] == 2)
 
         // A change the receiver has not taken when the daemon is killed is delivered after the restart.
         receiver.failing = true
