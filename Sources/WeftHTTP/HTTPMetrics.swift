@@ -37,6 +37,7 @@ final class HTTPMetrics: @unchecked Sendable {
     private let webhookFailures: Counter
     private let subscriptions: Gauge
     private let subscriptionsFailing: Gauge
+    private let subscriptionsRefused: Gauge
     private let streamsOpen: Gauge
     private let logOps: Gauge
     private let commits: Gauge
@@ -79,6 +80,9 @@ final class HTTPMetrics: @unchecked Sendable {
         subscriptionsFailing = registry.makeGauge(
             descriptor: Self.named(
                 "weft_subscriptions_failing", "Subscriptions whose last deliveries failed in a row (still retried)"))
+        subscriptionsRefused = registry.makeGauge(
+            descriptor: Self.named(
+                "weft_subscriptions_refused", "Subscriptions whose client can no longer read their node (not delivered)"))
         streamsOpen = registry.makeGauge(descriptor: Self.named("weft_http_streams_open", "Event streams open now"))
         logOps = registry.makeGauge(
             descriptor: Self.named("weft_log_ops", "Ops in the replica's log (not yet compacted)"))
@@ -129,6 +133,7 @@ final class HTTPMetrics: @unchecked Sendable {
         if let all = try? replica.subscriptions.all() {
             subscriptions.set(Double(all.count))
             subscriptionsFailing.set(Double(all.filter(\.delivery.isFailing).count))
+            subscriptionsRefused.set(Double(all.filter { $0.delivery.refusal != nil }.count))
         }
     }
 

@@ -82,6 +82,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
     }
 
     let replica: Replica
+    let access: HTTPAccess?
     let endpoints: [String: WebhookEndpoint]
     let logger: Logger
     let policy: WebhookRetryPolicy
@@ -94,6 +95,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
     private var task: Task<Void, Never>?
     private var listenerToken: ChangeListenerToken?
     private var bookListener: UUID?
+    private let accessListener = UUID()
     private var counts = Counts()
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
@@ -101,15 +103,19 @@ public final class WebhookDeliverer: @unchecked Sendable {
     /// A deliverer for `replica`'s subscriptions through `endpoints`.
     ///
     /// - Parameters:
+    ///   - access: the daemon's token book: before each round every subscription's client must still read
+    ///     its node, else it is marked refused and nothing is sent (nil checks nothing).
     ///   - clock: the wall time in milliseconds (the payload's `timestamp`, and retry times).
     ///   - jitter: a draw in 0..<1 for each retry's jitter.
     public init(
-        replica: Replica, endpoints: [WebhookEndpoint], logger: Logger, policy: WebhookRetryPolicy = WebhookRetryPolicy(),
+        replica: Replica, endpoints: [WebhookEndpoint], access: HTTPAccess? = nil, logger: Logger,
+        policy: WebhookRetryPolicy = WebhookRetryPolicy(),
         transport: any WebhookTransport = URLSessionWebhookTransport(),
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.replica = replica
+        self.access = access
         self.endpoints = Dictionary(endpoints.map { ($0.identifier, $0) }) { _, last in last }
         self.logger = logger
         self.policy = policy
@@ -127,6 +133,8 @@ public final class WebhookDeliverer: @unchecked Sendable {
         replica.subscriptions.declareWebhooks(Set(endpoints.keys))
         listenerToken = replica.addChangeListener { [weak self] _ in self?.poke() }
         bookListener = replica.subscriptions.addListener { [weak self] in self?.poke() }
+        // A reload of the tokens or rules: each subscription's access is checked again at once.
+        access?.addListener(accessListener) { [weak self] in self?.poke() }
         let task = Task { [self] in await run() }
         lock.withLock { self.task = task }
     }
@@ -137,6 +145,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
     public func stop() async {
         listenerToken?.cancel()
         if let bookListener { replica.subscriptions.removeListener(bookListener) }
+        access?.removeListener(accessListener)
         let task = lock.withLock { () -> Task<Void, Never>? in
             stopping = true
             return self.task
@@ -194,6 +203,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
         var nextRetry: Int64?
         var due: [DataSubscription] = []
         for subscription in subscriptions {
+            guard isAllowed(subscription) else { continue }
             let fingerprint = ValueFingerprint.of(replica.value(at: subscription.path))
             guard fingerprint != subscription.delivery.deliveredFingerprint else { continue }
             if subscription.delivery.nextAttemptMillis > now {
@@ -219,6 +229,26 @@ public final class WebhookDeliverer: @unchecked Sendable {
         return nextRetry
     }
 
+    /// True when the subscription's client may still read its node; else marks it refused (once, with
+    /// the reason) so that `weft status` shows it, and nothing of the node is sent. Access that comes
+    /// back (another reload) lifts the mark.
+    private func isAllowed(_ subscription: DataSubscription) -> Bool {
+        let refusal = access?.readDenial(client: subscription.client, at: subscription.path)
+        if refusal != subscription.delivery.refusal {
+            do {
+                try replica.subscriptions.recordRefusal(subscription.id, refusal: refusal)
+            } catch {
+                logger.error("a subscription's refusal could not be recorded", metadata: ["error": "\(error)"])
+            }
+            if let refusal {
+                logger.warning(
+                    "a subscription is refused: its client can no longer read its node",
+                    metadata: ["subscription": "\(subscription.id)", "reason": "\(refusal)"])
+            }
+        }
+        return refusal == nil
+    }
+
     /// One attempt; answers the time of the retry when it failed.
     private func deliver(_ subscription: DataSubscription, now: Int64) async -> Int64? {
         let book = replica.subscriptions
@@ -226,6 +256,8 @@ public final class WebhookDeliverer: @unchecked Sendable {
         guard let endpoint = endpoints[subscription.target.webhookIdentifier] else {
             return fail(id, subscription, "no webhook \(subscription.target.webhookIdentifier) is declared", now: now)
         }
+        // A reload may have landed since the round began: nothing is read for a client that lost access.
+        guard isAllowed(subscription) else { return nil }
         // Read again, with the stamps: the value sent and the ops listed are one consistent read.
         let changes = replica.changes(at: subscription.path, since: subscription.delivery.deliveredVector)
         let fingerprint = ValueFingerprint.of(changes.value)

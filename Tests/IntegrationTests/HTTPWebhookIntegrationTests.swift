@@ -113,4 +113,54 @@ import WeftHTTPTestSupport
         #expect(receiver.deliveries.allSatisfy { $0.isSigned(with: Self.secret) })
         await receiver.stop()
     }
+
+    @Test func aReloadThatTakesReadAccessAwayRefusesTheSubscriptionUntilItComesBack() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let receiver = WebhookReceiver()
+        let port = try await receiver.start()
+        let hooks = try scratch.write("webhooks", "hook http://127.0.0.1:\(port)/hook \(Self.secret)\n")
+        let server = try HTTPRESTIntegrationTests.Server(scratch, options: ["--webhooks", hooks, "--webhook-retry-base", "20"])
+        defer { server.daemon.stop() }
+        let alice = HTTPRESTIntegrationTests.aliceToken
+        func contexts(_ context: String) -> [[String: Any]] {
+            receiver.deliveries.map(\.json).filter { $0["context"] as? String == context }
+        }
+
+        // alice may read /public: her subscription delivers; the admin's on the same node is the control.
+        for (token, context) in [(alice, "alice"), (HTTPRESTIntegrationTests.adminToken, "admin")] {
+            let reply = try await server.send(
+                "POST", "/.subscriptions.json", body: #"{"path":"/public","webhook":"hook","context":"\#(context)"}"#,
+                token: token)
+            #expect(reply.status == 200, "\(reply.body)")
+        }
+        _ = try await server.send("PUT", "/public/a.json", body: "1")
+        try await Self.waitUntil("both first deliveries") { contexts("alice").count == 1 && contexts("admin").count == 1 }
+
+        // The reload takes /public from alice: her subscription is refused, visible in weft status.
+        _ = try scratch.write("rules-hub", "client alice readwrite /users/$name/**\n")
+        kill(server.daemon.process.processIdentifier, SIGHUP)
+        try await Self.waitUntil("the refused subscription in weft status") {
+            let status = try DaemonIntegrationTests.client(server.daemon, name: "hub", ["status"]).stdout
+            return status.contains(#""refusedCount":1"#) && status.contains("no read access to /public for alice")
+        }
+        // A change reaches the admin's subscription and not alice's.
+        _ = try await server.send("PUT", "/public/b.json", body: "2")
+        try await Self.waitUntil("the admin's second delivery") {
+            (contexts("admin").last?["value"] as? [String: Int]) == ["a": 1, "b": 2]
+        }
+        #expect(contexts("alice").count == 1)
+        let listed = try await server.send("GET", "/.subscriptions.json", token: alice)
+        #expect(listed.body.contains(#""refused":"#), "\(listed.body)")
+
+        // Access comes back with the next reload: the latest value goes out, and the mark is lifted.
+        _ = try scratch.write("rules-hub", "client alice readwrite /users/$name/**\nclient alice read /public/**\n")
+        kill(server.daemon.process.processIdentifier, SIGHUP)
+        try await Self.waitUntil("alice's delivery after the access came back") {
+            (contexts("alice").last?["value"] as? [String: Int]) == ["a": 1, "b": 2]
+        }
+        let status = try DaemonIntegrationTests.client(server.daemon, name: "hub", ["status"]).stdout
+        #expect(status.contains(#""refusedCount":0"#))
+        await receiver.stop()
+    }
 }

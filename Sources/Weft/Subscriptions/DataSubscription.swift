@@ -77,6 +77,9 @@ public struct SubscriptionDelivery: Sendable, Hashable {
     public var lastError: String?
     /// Not before this time (milliseconds since 1970) is the next attempt made; 0 for at once.
     public var nextAttemptMillis: Int64 = 0
+    /// Why the subscription is refused: its client can no longer read its node (a reload of the rules or
+    /// tokens took the access away). Nothing is delivered while it is set; nil when deliveries go on.
+    public var refusal: String?
 
     init(deliveredFingerprint: String, deliveredVector: VersionVector = VersionVector()) {
         self.deliveredFingerprint = deliveredFingerprint
@@ -125,6 +128,7 @@ extension DataSubscription {
         delivery.failures = Int(cursor["failures"].flatMap(Self.unsigned) ?? 0)
         delivery.isFailing = cursor["failing"] == .bool(true)
         if case .string(let error)? = cursor["lastError"] { delivery.lastError = error }
+        if case .string(let refusal)? = cursor["refused"] { delivery.refusal = refusal }
         if case .object(let vector)? = cursor["deliveredVector"] {
             var entries: [ReplicaID: UInt64] = [:]
             for (key, sequence) in vector {
@@ -153,6 +157,7 @@ extension DataSubscription {
         ]
         if let pending = delivery.pendingFingerprint { fields["pendingFingerprint"] = .string(pending) }
         if let error = delivery.lastError { fields["lastError"] = .string(error) }
+        if let refusal = delivery.refusal { fields["refused"] = .string(refusal) }
         if !delivery.deliveredVector.entries.isEmpty {
             fields["deliveredVector"] = .object(
                 Dictionary(
@@ -172,6 +177,7 @@ extension DataSubscription {
         fields["failures"] = .int(Int64(delivery.failures))
         fields["failing"] = .bool(delivery.isFailing)
         if let error = delivery.lastError { fields["lastError"] = .string(error) }
+        if let refusal = delivery.refusal { fields["refused"] = .string(refusal) }
         return .object(fields)
     }
 }

@@ -208,21 +208,42 @@ public final class SubscriptionBook: @unchecked Sendable {
         }
     }
 
+    /// Marks the subscription refused for `refusal` (its client lost read access to its node), or, with
+    /// nil, lifts the mark: deliveries stop while it is set, and the first one after it is lifted carries
+    /// the node's latest value. Nothing is written when the mark does not change.
+    public func recordRefusal(_ id: String, refusal: String?) throws {
+        let changed = try lock.withLock { () throws -> Bool in
+            try loadLocked()
+            return byID[id].map { $0.delivery.refusal != refusal } ?? false
+        }
+        guard changed else { return }
+        try changing {
+            guard var subscription = byID[id] else { return }
+            subscription.delivery.refusal = refusal
+            try persist { try $0.saveSubscriptionCursor(id: id, cursor: subscription.cursorValue) }
+            byID[id] = subscription
+        }
+    }
+
     // MARK: - Status
 
     /// For `weft status`: how many subscriptions there are, how many deliveries were acknowledged, and
-    /// the failing ones.
+    /// the failing ones and the refused ones.
     public func statusValue() -> Value {
         guard let all = try? all() else { return .object(["error": .string("the subscriptions cannot be read")]) }
         var failing: [Key: Value] = [:]
-        for subscription in all where subscription.delivery.isFailing {
-            failing["\(failing.count)"] = subscription.statusValue
+        var refused: [Key: Value] = [:]
+        for subscription in all {
+            if subscription.delivery.isFailing { failing["\(failing.count)"] = subscription.statusValue }
+            if subscription.delivery.refusal != nil { refused["\(refused.count)"] = subscription.statusValue }
         }
         var fields: [Key: Value] = [
             "count": .int(Int64(all.count)), "failingCount": .int(Int64(failing.count)),
+            "refusedCount": .int(Int64(refused.count)),
             "delivered": .int(Int64(clamping: all.reduce(0) { $0 &+ $1.delivery.delivered })),
         ]
         if !failing.isEmpty { fields["failing"] = .object(failing) }
+        if !refused.isEmpty { fields["refused"] = .object(refused) }
         return .object(fields)
     }
 
