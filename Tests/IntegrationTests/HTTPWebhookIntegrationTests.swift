@@ -163,4 +163,57 @@ import WeftHTTPTestSupport
         #expect(status.contains(#""refusedCount":0"#))
         await receiver.stop()
     }
+
+    @Test func removingAllAndMovingADeviceWorkOverRESTAndTheCLI() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        // Nothing changes the nodes, so nothing is delivered: the URLs need not answer.
+        let hooks = try scratch.write(
+            "webhooks", "hook http://127.0.0.1:9/hook \(Self.secret)\npush-gateway http://127.0.0.1:9/push \(Self.secret)\n")
+        let server = try HTTPRESTIntegrationTests.Server(scratch, options: ["--webhooks", hooks])
+        defer { server.daemon.stop() }
+        func subscribe(_ body: String, token: String = HTTPRESTIntegrationTests.adminToken) async throws {
+            let reply = try await server.send("POST", "/.subscriptions.json", body: body, token: token)
+            #expect(reply.status == 200, "\(reply.body)")
+        }
+        func cli(_ arguments: [String]) throws -> String {
+            let run = try DaemonIntegrationTests.client(server.daemon, name: "hub", ["subscribe"] + arguments)
+            #expect(run.status == 0, "\(run.stderr)")
+            return run.stdout
+        }
+        for node in ["/a", "/b"] { try await subscribe(#"{"path":"\#(node)","webhook":"hook","context":"x"}"#) }
+        for node in ["/c", "/d"] { try await subscribe(#"{"path":"\#(node)","deviceToken":"d1"}"#) }
+        // alice's own subscription is never touched by the admin's bulk requests.
+        try await subscribe(
+            #"{"path":"/users/alice","deviceToken":"d1"}"#, token: HTTPRESTIntegrationTests.aliceToken)
+
+        // Moving the device: over REST, then through the CLI (the binary protocol).
+        var reply = try await server.send(
+            "PATCH", "/.subscriptions.json", body: #"{"deviceToken":"d1","newDeviceToken":"d2"}"#)
+        #expect(reply.status == 200 && reply.body == #"{"updated":2}"#, "\(reply.body)")
+        #expect(try cli(["--device-token", "d2", "--new-device-token", "d3"]) == #"{"updated":2}"#)
+        #expect(try cli(["--list"]).components(separatedBy: #""deviceToken":"d3""#).count == 3)
+
+        // Removing all of a kind: notifications through the CLI, webhooks over REST.
+        #expect(try cli(["--remove-all", "notifications"]) == #"{"removed":2}"#)
+        reply = try await server.send("DELETE", "/.subscriptions.json", body: #"{"all":"webhooks"}"#)
+        #expect(reply.status == 200 && reply.body == #"{"removed":2}"#, "\(reply.body)")
+        try await subscribe(#"{"path":"/a","webhook":"hook","context":"again"}"#)
+        #expect(try cli(["--remove-all", "webhooks"]) == #"{"removed":1}"#)
+        #expect(!(try cli(["--list"]).contains("path")))
+        let alices = try await server.send("GET", "/.subscriptions.json", token: HTTPRESTIntegrationTests.aliceToken)
+        #expect(alices.body.contains(#""deviceToken":"d1""#), "\(alices.body)")
+
+        // Bad requests are refused with a clear error.
+        reply = try await server.send("PATCH", "/.subscriptions.json", body: #"{"deviceToken":"d1"}"#)
+        #expect(reply.status == 400)
+        reply = try await server.send("DELETE", "/.subscriptions.json", body: #"{"all":"everything"}"#)
+        #expect(reply.status == 400)
+        reply = try await server.send(
+            "PATCH", "/.subscriptions.json", body: #"{"deviceToken":"d1","newDeviceToken":""}"#,
+            token: HTTPRESTIntegrationTests.aliceToken)
+        #expect(reply.status == 400)
+        let bad = try DaemonIntegrationTests.client(server.daemon, name: "hub", ["subscribe", "--remove-all", "everything"])
+        #expect(bad.status != 0)
+    }
 }

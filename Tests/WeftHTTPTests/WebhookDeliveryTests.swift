@@ -227,4 +227,25 @@ import WeftHTTPTestSupport
             #expect(fixture.replica.changes(at: orders, since: all.vector).stamps.isEmpty)
         }
     }
+
+    @Test("a device's new token replaces the old in each of its subscriptions, keeping their cursors")
+    func deviceTokensMoveAndNotificationsAreRemovedTogether() async throws {
+        try await Self.withFixture { fixture in
+            let inbox = try #require(fixture.replica.node(for: "/inbox"))
+            let alerts = try #require(fixture.replica.node(for: "/alerts"))
+            try inbox.subscribeThroughNotifications(deviceToken: "old")
+            try alerts.subscribeThroughNotifications(deviceToken: "old")
+            try alerts.subscribeThroughNotifications(deviceToken: "other")
+            try inbox.subscribeThroughWebhook("hook", context: "kept")
+            #expect(try fixture.replica.updateDeviceTokenInAllSubscriptions(from: "old", to: "new") == 2)
+            let devices = try fixture.replica.subscriptions.all().compactMap { subscription -> String? in
+                if case .notifications(let device) = subscription.target { return device }
+                return nil
+            }
+            #expect(devices.sorted() == ["new", "new", "other"])
+            #expect(throws: WeftError.self) { try fixture.replica.updateDeviceTokenInAllSubscriptions(from: "new", to: "") }
+            #expect(try fixture.replica.unsubscribeFromAllThroughNotifications() == 3)
+            #expect(try fixture.replica.subscriptions.all().map(\.target) == [.webhook(identifier: "hook", context: "kept")])
+        }
+    }
 }

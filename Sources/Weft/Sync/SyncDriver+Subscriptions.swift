@@ -34,6 +34,15 @@ extension SyncDriver {
                 case .unsubscribe:
                     try book.unsubscribe(path: request.path, client: client, target: request.target)
                     return .ok(.string(request.target.subscriptionID(path: request.path, client: client)))
+                case .unsubscribeAll:
+                    let webhooks = if case .webhook = request.target { true } else { false }
+                    return .ok(.int(Int64(try book.unsubscribeAll(client: client, webhooks: webhooks))))
+                case .updateDeviceToken:
+                    guard case .notifications(let old) = request.target else {
+                        return .failed(SyncError(.requestFailed, "a device token update names the old device token"))
+                    }
+                    let moved = try book.updateDeviceToken(client: client, from: old, to: request.newDeviceToken)
+                    return .ok(.int(Int64(moved)))
                 }
             }
             var listed: [Key: Value] = [:]
@@ -41,7 +50,8 @@ extension SyncDriver {
                 guard let key = try? Key(validating: subscription.id) else { continue }
                 listed[key] = subscription.statusValue
             }
-            return .ok(.object(listed))
+            // The wire has no empty object (a value's empty object is null): none is null.
+            return .ok(listed.isEmpty ? .null : .object(listed))
         } catch let error as WeftError {
             return .failed(SyncError(.requestFailed, error.message))
         } catch {
