@@ -1,4 +1,5 @@
 import Foundation
+import Weft
 import WeftCore
 import WeftSync
 
@@ -26,6 +27,18 @@ public final class HTTPAccess: @unchecked Sendable {
         let book = lock.withLock { self.book }
         guard let (name, credential) = book.client(presenting: secret) else { return nil }
         return HTTPClient(name: name, credential: credential, rules: book.rules)
+    }
+
+    /// Why the client named `client` may not read `path` under the book in force, or nil when it may: the
+    /// check a webhook subscription passes before each delivery. The embedded API's subscriptions
+    /// (``DataSubscription/localClient``, when no entry bears that name) belong to the daemon itself.
+    public func readDenial(client: String, at path: Path) -> String? {
+        let book = lock.withLock { self.book }
+        guard let credential = book.client(named: client) else {
+            if client == DataSubscription.localClient, !book.names.contains(client) { return nil }
+            return "\(client) is no longer a client entry of the token file"
+        }
+        return credential.denial(.read, at: path, rules: book.rules, name: client)?.message
     }
 
     func addListener(_ id: UUID, _ listener: @escaping @Sendable () -> Void) {

@@ -33,6 +33,11 @@ final class HTTPMetrics: @unchecked Sendable {
     let streamsOpened: Counter
     let opsApplied: Counter
     let opsRejected: Counter
+    private let webhookDeliveries: Counter
+    private let webhookFailures: Counter
+    private let subscriptions: Gauge
+    private let subscriptionsFailing: Gauge
+    private let subscriptionsRefused: Gauge
     private let streamsOpen: Gauge
     private let logOps: Gauge
     private let commits: Gauge
@@ -43,6 +48,9 @@ final class HTTPMetrics: @unchecked Sendable {
     var streamCount: @Sendable () -> Int = { 0 }
     private var listenerToken: ChangeListenerToken?
     private let replica: Replica
+    private let lock = NSLock()
+    private var deliverer: WebhookDeliverer?
+    private var deliveriesCounted = WebhookDeliverer.Counts()
 
     init(replica: Replica) {
         self.replica = replica
@@ -61,6 +69,20 @@ final class HTTPMetrics: @unchecked Sendable {
         opsRejected = registry.makeCounter(
             descriptor: Self.named("weft_ops_rejected_total", "Ops rejected by the merge (stale reads, bad increments)")
         )
+        webhookDeliveries = registry.makeCounter(
+            descriptor: Self.named(
+                "weft_webhook_deliveries_total", "Webhook and notification deliveries the receiver acknowledged"))
+        webhookFailures = registry.makeCounter(
+            descriptor: Self.named(
+                "weft_webhook_failures_total", "Webhook and notification delivery attempts that failed (retried)"))
+        subscriptions = registry.makeGauge(
+            descriptor: Self.named("weft_subscriptions", "Webhook and notification subscriptions kept"))
+        subscriptionsFailing = registry.makeGauge(
+            descriptor: Self.named(
+                "weft_subscriptions_failing", "Subscriptions whose last deliveries failed in a row (still retried)"))
+        subscriptionsRefused = registry.makeGauge(
+            descriptor: Self.named(
+                "weft_subscriptions_refused", "Subscriptions whose client can no longer read their node (not delivered)"))
         streamsOpen = registry.makeGauge(descriptor: Self.named("weft_http_streams_open", "Event streams open now"))
         logOps = registry.makeGauge(
             descriptor: Self.named("weft_log_ops", "Ops in the replica's log (not yet compacted)"))
@@ -93,6 +115,28 @@ final class HTTPMetrics: @unchecked Sendable {
         MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
     }
 
+    /// Counts the deliveries of `deliverer` from now on.
+    func count(_ deliverer: WebhookDeliverer) {
+        lock.withLock { self.deliverer = deliverer }
+    }
+
+    /// Moves the delivery counters by what the deliverer counted since the last scrape (it counts in
+    /// memory; the counters only go up, as Prometheus wants).
+    private func scrapeDeliveries() {
+        let (delivered, failed) = lock.withLock { () -> (Int, Int) in
+            guard let counts = deliverer?.deliveryCounts else { return (0, 0) }
+            defer { deliveriesCounted = counts }
+            return (counts.delivered - deliveriesCounted.delivered, counts.failed - deliveriesCounted.failed)
+        }
+        if delivered > 0 { webhookDeliveries.increment(by: Int64(delivered)) }
+        if failed > 0 { webhookFailures.increment(by: Int64(failed)) }
+        if let all = try? replica.subscriptions.all() {
+            subscriptions.set(Double(all.count))
+            subscriptionsFailing.set(Double(all.filter(\.delivery.isFailing).count))
+            subscriptionsRefused.set(Double(all.filter { $0.delivery.refusal != nil }.count))
+        }
+    }
+
     /// Records a compaction's time.
     func noteCompaction(at date: Date) {
         lastCompaction.set(date.timeIntervalSince1970)
@@ -106,6 +150,7 @@ final class HTTPMetrics: @unchecked Sendable {
         commits.set(Double(statistics.commits))
         opsCommitted.set(Double(statistics.opsCommitted))
         if let bytes = try? replica.bytesOnDisk() { databaseBytes.set(Double(bytes)) }
+        scrapeDeliveries()
         for peer in peers() {
             registry.makeGauge(
                 descriptor: Self.named(

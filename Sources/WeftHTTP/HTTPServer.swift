@@ -74,6 +74,9 @@ public final class HTTPServer: @unchecked Sendable {
         throw WeftError(.sync, "cannot listen for HTTP on \(host):\(port)")
     }
 
+    /// Counts the deliveries and failures of `deliverer` in `/metrics`.
+    public func countDeliveries(of deliverer: WebhookDeliverer) { metrics.count(deliverer) }
+
     /// Records a compaction for `/metrics`.
     public func noteCompaction(at date: Date = Date()) { metrics.noteCompaction(at: date) }
 

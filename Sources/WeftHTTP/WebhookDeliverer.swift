@@ -82,6 +82,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
     }
 
     let replica: Replica
+    let access: HTTPAccess?
     let endpoints: [String: WebhookEndpoint]
     let logger: Logger
     let policy: WebhookRetryPolicy
@@ -94,6 +95,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
     private var task: Task<Void, Never>?
     private var listenerToken: ChangeListenerToken?
     private var bookListener: UUID?
+    private let accessListener = UUID()
     private var counts = Counts()
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
@@ -101,15 +103,19 @@ public final class WebhookDeliverer: @unchecked Sendable {
     /// A deliverer for `replica`'s subscriptions through `endpoints`.
     ///
     /// - Parameters:
+    ///   - access: the daemon's token book: before each round every subscription's client must still read
+    ///     its node, else it is marked refused and nothing is sent (nil checks nothing).
     ///   - clock: the wall time in milliseconds (the payload's `timestamp`, and retry times).
     ///   - jitter: a draw in 0..<1 for each retry's jitter.
     public init(
-        replica: Replica, endpoints: [WebhookEndpoint], logger: Logger, policy: WebhookRetryPolicy = WebhookRetryPolicy(),
+        replica: Replica, endpoints: [WebhookEndpoint], access: HTTPAccess? = nil, logger: Logger,
+        policy: WebhookRetryPolicy = WebhookRetryPolicy(),
         transport: any WebhookTransport = URLSessionWebhookTransport(),
         clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) },
         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.replica = replica
+        self.access = access
         self.endpoints = Dictionary(endpoints.map { ($0.identifier, $0) }) { _, last in last }
         self.logger = logger
         self.policy = policy
@@ -127,6 +133,8 @@ public final class WebhookDeliverer: @unchecked Sendable {
         replica.subscriptions.declareWebhooks(Set(endpoints.keys))
         listenerToken = replica.addChangeListener { [weak self] _ in self?.poke() }
         bookListener = replica.subscriptions.addListener { [weak self] in self?.poke() }
+        // A reload of the tokens or rules: each subscription's access is checked again at once.
+        access?.addListener(accessListener) { [weak self] in self?.poke() }
         let task = Task { [self] in await run() }
         lock.withLock { self.task = task }
     }
@@ -137,6 +145,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
     public func stop() async {
         listenerToken?.cancel()
         if let bookListener { replica.subscriptions.removeListener(bookListener) }
+        access?.removeListener(accessListener)
         let task = lock.withLock { () -> Task<Void, Never>? in
             stopping = true
             return self.task
@@ -192,26 +201,26 @@ public final class WebhookDeliverer: @unchecked Sendable {
             return now + policy.capMillis
         }
         var nextRetry: Int64?
-        var due: [(DataSubscription, Value, String)] = []
+        var due: [DataSubscription] = []
         for subscription in subscriptions {
-            let value = replica.value(at: subscription.path)
-            let fingerprint = ValueFingerprint.of(value)
+            guard isAllowed(subscription) else { continue }
+            let fingerprint = ValueFingerprint.of(replica.value(at: subscription.path))
             guard fingerprint != subscription.delivery.deliveredFingerprint else { continue }
             if subscription.delivery.nextAttemptMillis > now {
                 nextRetry = min(nextRetry ?? .max, subscription.delivery.nextAttemptMillis)
                 continue
             }
-            due.append((subscription, value, fingerprint))
+            due.append(subscription)
         }
         await withTaskGroup(of: Int64?.self) { group in
             var running = 0
-            for (subscription, value, fingerprint) in due {
+            for subscription in due {
                 if running >= HTTPLimits.webhookConcurrentMax, let retry = await group.next() {
                     running -= 1
                     if let retry { nextRetry = min(nextRetry ?? .max, retry) }
                 }
                 running += 1
-                group.addTask { await self.deliver(subscription, value: value, fingerprint: fingerprint, now: now) }
+                group.addTask { await self.deliver(subscription, now: now) }
             }
             for await retry in group {
                 if let retry { nextRetry = min(nextRetry ?? .max, retry) }
@@ -220,13 +229,38 @@ public final class WebhookDeliverer: @unchecked Sendable {
         return nextRetry
     }
 
+    /// True when the subscription's client may still read its node; else marks it refused (once, with
+    /// the reason) so that `weft status` shows it, and nothing of the node is sent. Access that comes
+    /// back (another reload) lifts the mark.
+    private func isAllowed(_ subscription: DataSubscription) -> Bool {
+        let refusal = access?.readDenial(client: subscription.client, at: subscription.path)
+        if refusal != subscription.delivery.refusal {
+            do {
+                try replica.subscriptions.recordRefusal(subscription.id, refusal: refusal)
+            } catch {
+                logger.error("a subscription's refusal could not be recorded", metadata: ["error": "\(error)"])
+            }
+            if let refusal {
+                logger.warning(
+                    "a subscription is refused: its client can no longer read its node",
+                    metadata: ["subscription": "\(subscription.id)", "reason": "\(refusal)"])
+            }
+        }
+        return refusal == nil
+    }
+
     /// One attempt; answers the time of the retry when it failed.
-    private func deliver(_ subscription: DataSubscription, value: Value, fingerprint: String, now: Int64) async -> Int64? {
+    private func deliver(_ subscription: DataSubscription, now: Int64) async -> Int64? {
         let book = replica.subscriptions
         let id = subscription.id
         guard let endpoint = endpoints[subscription.target.webhookIdentifier] else {
             return fail(id, subscription, "no webhook \(subscription.target.webhookIdentifier) is declared", now: now)
         }
+        // A reload may have landed since the round began: nothing is read for a client that lost access.
+        guard isAllowed(subscription) else { return nil }
+        // Read again, with the stamps: the value sent and the ops listed are one consistent read.
+        let changes = replica.changes(at: subscription.path, since: subscription.delivery.deliveredVector)
+        let fingerprint = ValueFingerprint.of(changes.value)
         let sequence: UInt64
         do {
             guard let begun = try book.beginDelivery(id, fingerprint: fingerprint) else { return nil }
@@ -234,7 +268,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
         } catch {
             return fail(id, subscription, "\(error)", now: now)
         }
-        let body = Array(payload(subscription, sequence: sequence, value: value, now: now).jsonString().utf8)
+        let body = self.body(subscription, sequence: sequence, changes: changes, now: now)
         let headers = [
             "Content-Type": "application/json", "X-Weft-Signature": endpoint.signature(of: body),
             "X-Weft-Delivery": "\(id):\(sequence)",
@@ -244,7 +278,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
             guard (200..<300).contains(status) else {
                 return fail(id, subscription, "the receiver answered \(status)", now: now)
             }
-            try book.recordDelivered(id, sequence: sequence, fingerprint: fingerprint)
+            try book.recordDelivered(id, sequence: sequence, fingerprint: fingerprint, vector: changes.vector)
             lock.withLock { counts.delivered += 1 }
             return nil
         } catch {
@@ -267,9 +301,21 @@ public final class WebhookDeliverer: @unchecked Sendable {
         return retry
     }
 
-    /// The JSON a receiver gets (see `Docs/HTTP.md`).
-    func payload(_ subscription: DataSubscription, sequence: UInt64, value: Value, now: Int64) -> Value {
+    /// The JSON a receiver gets (see `Docs/HTTP.md`): ``payload(_:sequence:changes:now:)`` and `stamps`,
+    /// the stamps of the ops that changed the node since the previous delivery, as a JSON array (a
+    /// ``Value`` has no arrays). Stamp texts are of the push-id alphabet: nothing in them needs escaping.
+    func body(_ subscription: DataSubscription, sequence: UInt64, changes: NodeChanges, now: Int64) -> [UInt8] {
+        var json = payload(subscription, sequence: sequence, changes: changes, now: now).jsonString()
+        json.removeLast()  // the object's closing brace
+        json += #","stamps":["# + changes.stamps.map { "\"\($0.text)\"" }.joined(separator: ",") + "]}"
+        return Array(json.utf8)
+    }
+
+    /// The delivery's fields but its stamps; `stampsComplete` is false when some are left out.
+    func payload(_ subscription: DataSubscription, sequence: UInt64, changes: NodeChanges, now: Int64) -> Value {
+        let value = changes.value
         var fields: [Key: Value] = [
+            "stampsComplete": .bool(changes.isComplete),
             "id": .string("\(subscription.id):\(sequence)"), "subscription": .string(subscription.id),
             "sequence": .int(Int64(clamping: sequence)), "path": .string(subscription.path.description),
             "event": .string(value.isNull ? "delete" : "put"), "timestamp": .int(now),

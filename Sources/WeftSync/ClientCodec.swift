@@ -61,7 +61,8 @@ enum ClientCodec {
         }
     }
 
-    /// A subscription request: action, flags (bit 0: values), path, target kind, then its strings.
+    /// A subscription request: action, flags (bit 0: values), path, target kind, then its strings, and for
+    /// ``SubscriptionRequest/Action/updateDeviceToken`` the new device token.
     static func write(_ request: SubscriptionRequest, to writer: inout ByteWriter) {
         writer.write(byte: request.action.rawValue)
         writer.write(byte: request.includesValue ? 1 : 0)
@@ -75,6 +76,7 @@ enum ClientCodec {
             writer.write(byte: 2)
             OpCodec.write(Value.string(deviceToken), to: &writer)
         }
+        if request.action == .updateDeviceToken { OpCodec.write(Value.string(request.newDeviceToken), to: &writer) }
     }
 
     static func readSubscription(from reader: inout ByteReader) throws -> SubscriptionRequest {
@@ -97,7 +99,9 @@ enum ClientCodec {
         case 2: target = .notifications(deviceToken: try string())
         case let kind: throw SyncError(.malformedFrame, "unknown subscription target \(kind)")
         }
-        return SubscriptionRequest(action: action, path: path, target: target, includesValue: flags == 1)
+        let newDeviceToken = action == .updateDeviceToken ? try string() : ""
+        return SubscriptionRequest(
+            action: action, path: path, target: target, includesValue: flags == 1, newDeviceToken: newDeviceToken)
     }
 
     static func readRequest(from reader: inout ByteReader) throws(SyncError) -> ClientRequest {

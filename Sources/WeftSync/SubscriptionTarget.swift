@@ -69,6 +69,15 @@ public struct SubscriptionRequest: Sendable, Hashable {
         case subscribe = 1
         /// Removes it (nothing when there is none).
         case unsubscribe
+        /// Removes every subscription of the client of the target's kind: every webhook one for a webhook
+        /// target, every notification one for a device (seed 001's `unsubscribeFromAllThroughWebhook` and
+        /// `unsubscribeFromAllThroughNotifications`). The path and the target's strings are not read.
+        /// Replied with `.ok(count)`.
+        case unsubscribeAll
+        /// Moves every notification subscription of the client from the target's device token to
+        /// ``SubscriptionRequest/newDeviceToken`` (seed 001's `updateDeviceTokenInAllSubscriptions`).
+        /// Replied with `.ok(count)`.
+        case updateDeviceToken
     }
 
     /// What the request does.
@@ -79,13 +88,39 @@ public struct SubscriptionRequest: Sendable, Hashable {
     public var target: SubscriptionTarget
     /// Whether deliveries carry the node's value (else only that it changed).
     public var includesValue: Bool
+    /// The device token that replaces the target's, for ``Action/updateDeviceToken``; empty otherwise.
+    public var newDeviceToken: String
 
     /// A request from its parts.
-    public init(action: Action, path: Path, target: SubscriptionTarget, includesValue: Bool = true) {
+    public init(
+        action: Action, path: Path, target: SubscriptionTarget, includesValue: Bool = true, newDeviceToken: String = ""
+    ) {
         self.action = action
         self.path = path
         self.target = target
         self.includesValue = includesValue
+        self.newDeviceToken = newDeviceToken
+    }
+
+    /// Removes every webhook subscription (`webhooks`) or every notification subscription of the client.
+    ///
+    /// ```swift
+    /// let removed = try await client.request(.subscribe(.unsubscribeAll(webhooks: true)))
+    /// ```
+    public static func unsubscribeAll(webhooks: Bool) -> SubscriptionRequest {
+        SubscriptionRequest(
+            action: .unsubscribeAll, path: .root,
+            target: webhooks ? .webhook(identifier: "*", context: "*") : .notifications(deviceToken: "*"))
+    }
+
+    /// Moves every notification subscription of the client from device `old` to device `new`.
+    ///
+    /// ```swift
+    /// let moved = try await client.request(.subscribe(.updateDeviceToken(from: old, to: new)))
+    /// ```
+    public static func updateDeviceToken(from old: String, to new: String) -> SubscriptionRequest {
+        SubscriptionRequest(
+            action: .updateDeviceToken, path: .root, target: .notifications(deviceToken: old), newDeviceToken: new)
     }
 }
 

@@ -57,7 +57,12 @@ extension SyncLink {
             needs = children.map { child in (.write, (try? path.appending(child.relative)) ?? path) }
         case .unwatch: needs = []
         case .status: needs = [(.read, .root)]
-        case .subscribe(let request): needs = [(.read, request.path)]
+        case .subscribe(let request):
+            // The bulk actions touch only the client's own subscriptions, whatever their nodes.
+            switch request.action {
+            case .subscribe, .unsubscribe: needs = [(.read, request.path)]
+            case .unsubscribeAll, .updateDeviceToken: needs = []
+            }
         case .subscriptions: needs = []
         }
         for (access, path) in needs {

@@ -25,6 +25,21 @@ extension TokenBook {
         return (name, credential)
     }
 
+    /// The credential filed under `name`, with its kind and rules, when that entry admits clients; nil when
+    /// the book has no such entry (it was removed) or it is a peer's.
+    ///
+    /// ```swift
+    /// let stillThere = book.client(named: "alice") != nil
+    /// ```
+    public func client(named name: String) -> PeerCredential? {
+        guard var credential = credentials[name] else { return nil }
+        if let entry = rules.entries[name] {
+            credential.kind = entry.kind
+            credential.grants = rules.grants(for: name)
+        }
+        return credential.kind.admits(.client) ? credential : nil
+    }
+
     /// Compares two byte strings in time that depends on their lengths only.
     static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         var difference = UInt8(a.count == b.count ? 0 : 1)

@@ -38,6 +38,8 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(help: "http: durable writes made by 16 clients, through each protocol.")
     var httpWrites: Int = 16_000
+    @Flag(help: ArgumentHelp("http: also measure REST through URLSession clients, to compare.", visibility: .hidden))
+    var httpURLSession = false
 
     @Option(help: "models: number of objects written, read and saved typed and untyped.")
     var objects: Int = 10_000
@@ -103,7 +105,8 @@ struct BenchCommand: AsyncParsableCommand {
             measurements += try await QueryBench.run(QueryBench.Options(children: children, seed: seed), progress: progress)
         }
         if suite == .http || suite == .all {
-            let options = HTTPBench.Options(writes: httpWrites, reads: httpWrites * 2, latencySamples: 200)
+            var options = HTTPBench.Options(writes: httpWrites, reads: httpWrites * 2, latencySamples: 200)
+            options.alsoURLSession = httpURLSession
             measurements += try await HTTPBench.run(options, progress: progress)
         }
         if suite == .models || suite == .all {

@@ -6,7 +6,7 @@ import WeftHTTP
 extension ServeCommand {
     /// Reads `--webhooks` and starts delivering the replica's subscriptions through them; without the
     /// option no webhook is declared, so every subscription request is refused (nothing would deliver it).
-    func startWebhooks(_ replica: Replica, logger: Logger) throws -> WebhookDeliverer? {
+    func startWebhooks(_ replica: Replica, access: HTTPAccess, logger: Logger) throws -> WebhookDeliverer? {
         guard let webhooks else {
             replica.subscriptions.declareWebhooks([])
             return nil
@@ -19,7 +19,7 @@ extension ServeCommand {
         }
         let endpoints = try WebhookFile.parse(text)
         let deliverer = WebhookDeliverer(
-            replica: replica, endpoints: endpoints, logger: logger,
+            replica: replica, endpoints: endpoints, access: access, logger: logger,
             policy: WebhookRetryPolicy(baseMillis: webhookRetryBase))
         deliverer.start()
         logger.info("delivering subscriptions", metadata: ["webhooks": "\(endpoints.map(\.identifier))"])

@@ -235,7 +235,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let deliverer: WebhookDeliverer?
         do {
-            deliverer = try startWebhooks(replica, logger: logger)
+            deliverer = try startWebhooks(replica, access: httpAccess, logger: logger)
+            if let deliverer { httpServer?.countDeliveries(of: deliverer) }
         } catch {
             await httpServer?.stop()
             await driver.shutdown()

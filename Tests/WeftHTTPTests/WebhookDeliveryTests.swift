@@ -46,9 +46,11 @@ import WeftHTTPTestSupport
             try await replica.waitUntilLoaded()
         }
 
-        func set(_ path: String, _ json: String) async throws {
+        /// Writes `json` at `path`; answers the write's stamp (its text, as deliveries list it).
+        @discardableResult
+        func set(_ path: String, _ json: String) async throws -> String {
             guard let node = replica.node(for: path) else { throw WeftError(.invalidPath, path) }
-            try await node.set(json: json)
+            return try await node.set(json: json).stamp.text
         }
 
         func close() async {
@@ -82,13 +84,17 @@ import WeftHTTPTestSupport
         #expect(policy.delayMillis(afterFailures: 2, jitter: 0.5) == 150)
     }
 
-    @Test("a change of a subscribed node reaches the receiver signed, with its context and value")
+    @Test("a change of a subscribed node reaches the receiver signed, with its context, value and op stamp")
     func deliversSignedChanges() async throws {
         try await Self.withFixture { fixture in
             let orders = try #require(fixture.replica.node(for: "/orders"))
+            // Made before the subscription: its stamp is not the delivery's.
+            try await fixture.set("/orders/z", "0")
             let subscription = try orders.subscribeThroughWebhook("hook", context: "shop-42")
             fixture.startDeliverer()
-            try await fixture.set("/orders/a", #"{"qty": 2}"#)
+            // Unrelated to /orders: not delivered, not listed.
+            try await fixture.set("/other", "1")
+            let stamp = try await fixture.set("/orders/a", #"{"qty": 2}"#)
             try await eventually("a delivery") { !fixture.receiver.deliveries.isEmpty }
             let delivery = try #require(fixture.receiver.deliveries.first)
             #expect(delivery.isSigned(with: Self.secret))
@@ -99,6 +105,8 @@ import WeftHTTPTestSupport
             #expect(json["webhook"] as? String == "hook")
             #expect(json["path"] as? String == "/orders")
             #expect(((json["value"] as? [String: Any])?["a"] as? [String: Any])?["qty"] as? Int == 2)
+            #expect(json["stamps"] as? [String] == [stamp])
+            #expect(json["stampsComplete"] as? Bool == true)
             // Nothing new: nothing more is sent.
             try await Task.sleep(for: .milliseconds(50))
             #expect(fixture.receiver.deliveries.count == 1)
@@ -112,15 +120,19 @@ import WeftHTTPTestSupport
                 .subscribeThroughWebhook("hook", context: "c")
             fixture.receiver.failing = true
             fixture.startDeliverer()
-            try await fixture.set("/counter", "1")
+            var stamps = [try await fixture.set("/counter", "1")]
             try await eventually("failing") {
                 try fixture.replica.subscriptions.subscription(subscription.id)?.delivery.isFailing == true
             }
             #expect(fixture.replica.subscriptions.statusValue().jsonString().contains(#""failingCount":1"#))
-            try await fixture.set("/counter", "2")
-            try await fixture.set("/counter", "3")
+            stamps.append(try await fixture.set("/counter", "2"))
+            stamps.append(try await fixture.set("/counter", "3"))
             fixture.receiver.failing = false
             try await eventually("the latest value") { fixture.receiver.deliveries.last?.json["value"] as? Int == 3 }
+            // The deliveries that got through list the stamp of each change once, in order (one delivery,
+            // unless a retry read before the last write was answered once the receiver came back).
+            let listed = fixture.receiver.deliveries.flatMap { $0.json["stamps"] as? [String] ?? [] }
+            #expect(listed == stamps)
             #expect(fixture.receiver.attempts >= WeftLimits.subscriptionFailuresBeforeFailing)
             // The receiver records the delivery before the deliverer reads its answer and clears the cursor.
             try await eventually("the failing flag cleared") {
@@ -191,6 +203,49 @@ import WeftHTTPTestSupport
             try node.unsubscribeThroughWebhook("hook", context: "x")
             #expect(try fixture.replica.unsubscribeFromAllThroughWebhook() == 1)
             #expect(try fixture.replica.subscriptions.all().isEmpty)
+        }
+    }
+
+    @Test("a node's changes list the latest stamps related to it, and say when some are left out")
+    func changesListTheLatestRelatedStamps() async throws {
+        try await Self.withFixture { fixture in
+            let since = fixture.replica.versionVector
+            let parent = try await fixture.set("/shop", #"{"a": 1}"#)
+            let child = try await fixture.set("/shop/orders/x", "1")
+            try await fixture.set("/elsewhere", "1")
+            let own = try await fixture.set("/shop/orders", #"{"x": 2}"#)
+            let orders = try Path("/shop/orders")
+            let all = fixture.replica.changes(at: orders, since: since)
+            // An ancestor's write, a descendant's and its own: related; /elsewhere is not.
+            #expect(all.stamps.map(\.text) == [parent, child, own])
+            #expect(all.isComplete)
+            #expect(all.value == .object(["x": .int(2)]))
+            let capped = fixture.replica.changes(at: orders, since: since, stampsMax: 2)
+            #expect(capped.stamps.map(\.text) == [child, own])
+            #expect(!capped.isComplete)
+            // Since the vector of that read: nothing new.
+            #expect(fixture.replica.changes(at: orders, since: all.vector).stamps.isEmpty)
+        }
+    }
+
+    @Test("a device's new token replaces the old in each of its subscriptions, keeping their cursors")
+    func deviceTokensMoveAndNotificationsAreRemovedTogether() async throws {
+        try await Self.withFixture { fixture in
+            let inbox = try #require(fixture.replica.node(for: "/inbox"))
+            let alerts = try #require(fixture.replica.node(for: "/alerts"))
+            try inbox.subscribeThroughNotifications(deviceToken: "old")
+            try alerts.subscribeThroughNotifications(deviceToken: "old")
+            try alerts.subscribeThroughNotifications(deviceToken: "other")
+            try inbox.subscribeThroughWebhook("hook", context: "kept")
+            #expect(try fixture.replica.updateDeviceTokenInAllSubscriptions(from: "old", to: "new") == 2)
+            let devices = try fixture.replica.subscriptions.all().compactMap { subscription -> String? in
+                if case .notifications(let device) = subscription.target { return device }
+                return nil
+            }
+            #expect(devices.sorted() == ["new", "new", "other"])
+            #expect(throws: WeftError.self) { try fixture.replica.updateDeviceTokenInAllSubscriptions(from: "new", to: "") }
+            #expect(try fixture.replica.unsubscribeFromAllThroughNotifications() == 3)
+            #expect(try fixture.replica.subscriptions.all().map(\.target) == [.webhook(identifier: "hook", context: "kept")])
         }
     }
 }

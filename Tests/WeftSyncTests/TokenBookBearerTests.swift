@@ -30,6 +30,17 @@ import WeftCore
         #expect(found.credential.grants == nil)
     }
 
+    @Test("a client entry is found by its name with its rules; a peer's or a missing name is not")
+    func aClientIsFoundByName() throws {
+        let book = try Self.book()
+        let alice = try #require(book.client(named: "alice"))
+        #expect(alice.grants?.allows(.read, at: try Path("/users/alice")) == true)
+        #expect(alice.grants?.allows(.read, at: try Path("/public")) == false)
+        #expect(book.client(named: "ops")?.grants == nil)
+        #expect(book.client(named: "north") == nil)
+        #expect(book.client(named: "bob") == nil)
+    }
+
     @Test("a peer's secret, a wrong one, a prefix and an empty one find nothing")
     func otherSecretsFindNothing() throws {
         let book = try Self.book()

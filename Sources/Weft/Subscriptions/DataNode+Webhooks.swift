@@ -58,9 +58,11 @@ extension DataNode {
         -> DataSubscription
     {
         try access.checkOpen()
+        // The vector first: an op landing between the two reads is listed again, never missed.
+        let vector = access.backend.versionVector
         return try access.state.subscriptions.subscribe(
             path: location, client: DataSubscription.localClient, target: target, descriptor: descriptor,
-            current: access.backend.value(at: location))
+            current: access.backend.value(at: location), vector: vector)
     }
 }
 

@@ -60,6 +60,9 @@ public struct DataSubscription: Sendable, Hashable {
 public struct SubscriptionDelivery: Sendable, Hashable {
     /// The fingerprint (``ValueFingerprint``) of the value last delivered, or seen at subscription.
     public var deliveredFingerprint: String
+    /// The replica's version vector when that value was read: the next delivery lists the stamps of the
+    /// ops related to the node that it does not cover (see ``Replica/changes(at:since:stampsMax:scanMax:)``).
+    public var deliveredVector = VersionVector()
     /// The last sequence given to a delivery (0: none yet).
     public var sequence: UInt64 = 0
     /// The fingerprint of the value the delivery `sequence` carries while it is not acknowledged.
@@ -74,8 +77,14 @@ public struct SubscriptionDelivery: Sendable, Hashable {
     public var lastError: String?
     /// Not before this time (milliseconds since 1970) is the next attempt made; 0 for at once.
     public var nextAttemptMillis: Int64 = 0
+    /// Why the subscription is refused: its client can no longer read its node (a reload of the rules or
+    /// tokens took the access away). Nothing is delivered while it is set; nil when deliveries go on.
+    public var refusal: String?
 
-    init(deliveredFingerprint: String) { self.deliveredFingerprint = deliveredFingerprint }
+    init(deliveredFingerprint: String, deliveredVector: VersionVector = VersionVector()) {
+        self.deliveredFingerprint = deliveredFingerprint
+        self.deliveredVector = deliveredVector
+    }
 }
 
 // MARK: - Stored form
@@ -119,6 +128,15 @@ extension DataSubscription {
         delivery.failures = Int(cursor["failures"].flatMap(Self.unsigned) ?? 0)
         delivery.isFailing = cursor["failing"] == .bool(true)
         if case .string(let error)? = cursor["lastError"] { delivery.lastError = error }
+        if case .string(let refusal)? = cursor["refused"] { delivery.refusal = refusal }
+        if case .object(let vector)? = cursor["deliveredVector"] {
+            var entries: [ReplicaID: UInt64] = [:]
+            for (key, sequence) in vector {
+                guard let origin = ReplicaID(hex: key.description), let sequence = Self.unsigned(sequence) else { continue }
+                entries[origin] = sequence
+            }
+            delivery.deliveredVector = VersionVector(entries)
+        }
         self.init(
             path: path, client: client, target: target,
             descriptor: DataSubscriptionDescriptor(includesValue: includesValue), delivery: delivery)
@@ -139,6 +157,14 @@ extension DataSubscription {
         ]
         if let pending = delivery.pendingFingerprint { fields["pendingFingerprint"] = .string(pending) }
         if let error = delivery.lastError { fields["lastError"] = .string(error) }
+        if let refusal = delivery.refusal { fields["refused"] = .string(refusal) }
+        if !delivery.deliveredVector.entries.isEmpty {
+            fields["deliveredVector"] = .object(
+                Dictionary(
+                    uniqueKeysWithValues: delivery.deliveredVector.entries.map {
+                        (Key(unchecked: $0.key.description), Value.int(Int64(clamping: $0.value)))
+                    }))
+        }
         return .object(fields)
     }
 
@@ -151,6 +177,7 @@ extension DataSubscription {
         fields["failures"] = .int(Int64(delivery.failures))
         fields["failing"] = .bool(delivery.isFailing)
         if let error = delivery.lastError { fields["lastError"] = .string(error) }
+        if let refusal = delivery.refusal { fields["refused"] = .string(refusal) }
         return .object(fields)
     }
 }

@@ -68,13 +68,14 @@ public final class SubscriptionBook: @unchecked Sendable {
     // MARK: - Subscribing
 
     /// Adds the subscription of `client` to `path` through `target`, replacing the one with the same node,
-    /// client and target. Its first delivery is the first change after `current` (the value now).
+    /// client and target. Its first delivery is the first change after `current` (the value now), and
+    /// lists the stamps of the ops that `vector` (the replica's when `current` was read) does not cover.
     /// - Throws: `WeftError` `invalidValue` for an empty or too long field, or an identifier the daemon did
     ///   not declare; `storage` when the file cannot be written; `rejected` past ``WeftLimits/subscriptionsMax``.
     @discardableResult
     public func subscribe(
         path: Path, client: String, target: SubscriptionTarget, descriptor: DataSubscriptionDescriptor,
-        current: Value
+        current: Value, vector: VersionVector = VersionVector()
     ) throws -> DataSubscription {
         do {
             _ = try target.validated()
@@ -83,7 +84,7 @@ public final class SubscriptionBook: @unchecked Sendable {
         }
         let subscription = DataSubscription(
             path: path, client: client, target: target, descriptor: descriptor,
-            delivery: SubscriptionDelivery(deliveredFingerprint: ValueFingerprint.of(current)))
+            delivery: SubscriptionDelivery(deliveredFingerprint: ValueFingerprint.of(current), deliveredVector: vector))
         try changing {
             if let declared, !declared.contains(target.webhookIdentifier) {
                 let what =
@@ -168,11 +169,15 @@ public final class SubscriptionBook: @unchecked Sendable {
         }
     }
 
-    /// Records that the receiver acknowledged delivery `sequence` of the value `fingerprint`.
-    public func recordDelivered(_ id: String, sequence: UInt64, fingerprint: String) throws {
+    /// Records that the receiver acknowledged delivery `sequence` of the value `fingerprint`, read at the
+    /// replica's `vector` (nil keeps the vector of the previous delivery).
+    public func recordDelivered(_ id: String, sequence: UInt64, fingerprint: String, vector: VersionVector? = nil)
+        throws
+    {
         try changing {
             guard var subscription = byID[id], subscription.delivery.sequence == sequence else { return }
             subscription.delivery.deliveredFingerprint = fingerprint
+            if let vector { subscription.delivery.deliveredVector = vector }
             subscription.delivery.pendingFingerprint = nil
             subscription.delivery.delivered += 1
             subscription.delivery.failures = 0
@@ -203,21 +208,42 @@ public final class SubscriptionBook: @unchecked Sendable {
         }
     }
 
+    /// Marks the subscription refused for `refusal` (its client lost read access to its node), or, with
+    /// nil, lifts the mark: deliveries stop while it is set, and the first one after it is lifted carries
+    /// the node's latest value. Nothing is written when the mark does not change.
+    public func recordRefusal(_ id: String, refusal: String?) throws {
+        let changed = try lock.withLock { () throws -> Bool in
+            try loadLocked()
+            return byID[id].map { $0.delivery.refusal != refusal } ?? false
+        }
+        guard changed else { return }
+        try changing {
+            guard var subscription = byID[id] else { return }
+            subscription.delivery.refusal = refusal
+            try persist { try $0.saveSubscriptionCursor(id: id, cursor: subscription.cursorValue) }
+            byID[id] = subscription
+        }
+    }
+
     // MARK: - Status
 
     /// For `weft status`: how many subscriptions there are, how many deliveries were acknowledged, and
-    /// the failing ones.
+    /// the failing ones and the refused ones.
     public func statusValue() -> Value {
         guard let all = try? all() else { return .object(["error": .string("the subscriptions cannot be read")]) }
         var failing: [Key: Value] = [:]
-        for subscription in all where subscription.delivery.isFailing {
-            failing["\(failing.count)"] = subscription.statusValue
+        var refused: [Key: Value] = [:]
+        for subscription in all {
+            if subscription.delivery.isFailing { failing["\(failing.count)"] = subscription.statusValue }
+            if subscription.delivery.refusal != nil { refused["\(refused.count)"] = subscription.statusValue }
         }
         var fields: [Key: Value] = [
             "count": .int(Int64(all.count)), "failingCount": .int(Int64(failing.count)),
+            "refusedCount": .int(Int64(refused.count)),
             "delivered": .int(Int64(clamping: all.reduce(0) { $0 &+ $1.delivery.delivered })),
         ]
         if !failing.isEmpty { fields["failing"] = .object(failing) }
+        if !refused.isEmpty { fields["refused"] = .object(refused) }
         return .object(fields)
     }
 

@@ -7,6 +7,11 @@ public enum WeftLimits {
     public static let subscriptionFailuresBeforeFailing = 5
     /// Most webhook and notification subscriptions one replica keeps.
     public static let subscriptionsMax = 10_000
+    /// Most op stamps one webhook delivery lists (the latest ones; the delivery says when some are left out).
+    public static let deliveryStampsMax = 100
+    /// Most logged ops read to find the stamps of one webhook delivery: a node that missed more changes
+    /// than this (a receiver down for long) lists the latest it found and says the list is incomplete.
+    public static let deliveryStampsScanMax = 10_000
     /// Most key paths one observation (`DataNode.observe(keyPaths:on:_:)`) may name.
     public static let observedKeyPathsMax = 1_000
     /// Most attempts of a transaction closure before it reports `retriesExhausted` (Firebase's 25).

@@ -25,14 +25,24 @@ extension SyncDriver {
             if case .subscribe(let request) = command {
                 switch request.action {
                 case .subscribe:
+                    let vector = replica.versionVector
                     let subscription = try book.subscribe(
                         path: request.path, client: client, target: request.target,
                         descriptor: DataSubscriptionDescriptor(includesValue: request.includesValue),
-                        current: replica.value(at: request.path))
+                        current: replica.value(at: request.path), vector: vector)
                     return .ok(.string(subscription.id))
                 case .unsubscribe:
                     try book.unsubscribe(path: request.path, client: client, target: request.target)
                     return .ok(.string(request.target.subscriptionID(path: request.path, client: client)))
+                case .unsubscribeAll:
+                    let webhooks = if case .webhook = request.target { true } else { false }
+                    return .ok(.int(Int64(try book.unsubscribeAll(client: client, webhooks: webhooks))))
+                case .updateDeviceToken:
+                    guard case .notifications(let old) = request.target else {
+                        return .failed(SyncError(.requestFailed, "a device token update names the old device token"))
+                    }
+                    let moved = try book.updateDeviceToken(client: client, from: old, to: request.newDeviceToken)
+                    return .ok(.int(Int64(moved)))
                 }
             }
             var listed: [Key: Value] = [:]
@@ -40,7 +50,8 @@ extension SyncDriver {
                 guard let key = try? Key(validating: subscription.id) else { continue }
                 listed[key] = subscription.statusValue
             }
-            return .ok(.object(listed))
+            // The wire has no empty object (a value's empty object is null): none is null.
+            return .ok(listed.isEmpty ? .null : .object(listed))
         } catch let error as WeftError {
             return .failed(SyncError(.requestFailed, error.message))
         } catch {

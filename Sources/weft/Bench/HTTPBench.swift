@@ -26,6 +26,8 @@ enum HTTPBench {
         var reads: Int
         var latencySamples: Int
         var clients = 16
+        /// Also measures REST through URLSession clients (the bench's first client, kept to compare).
+        var alsoURLSession = false
     }
 
     static func run(_ options: Options, progress: BenchProgress) async throws -> [Measurement] {
@@ -72,21 +74,54 @@ enum HTTPBench {
         for client in clients { await client.close() }
 
         progress.step("http: the same writes and reads through REST, \(options.clients) clients")
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = options.clients
-        let session = URLSession(configuration: configuration)
-        let base = "http://127.0.0.1:\(httpPort)"
-        let restWrites = try await timed(clients: options.clients) { client in
+        // One keep-alive connection and one thread per client: a blocking client on the cooperative pool
+        // would hold its few threads.
+        let connections = try (0..<options.clients).map { _ in try KeepAliveHTTPClient(port: httpPort) }
+        let restWrites = try await threaded(clients: options.clients) { client in
             for index in 0..<perClient {
-                try await send(
-                    session, "PUT", "\(base)/rest/\(client)/\(index).json?print=silent", secret,
-                    body: #"{"n":\#(index),"by":"bench"}"#, expect: 204)
+                let (status, _) = try connections[client].send(
+                    "PUT", "/rest/\(client)/\(index).json?print=silent", bearer: secret,
+                    body: #"{"n":\#(index),"by":"bench"}"#)
+                guard status == 204 else { throw Failure(description: "a REST PUT answered \(status)") }
             }
         }
-        let restReads = try await timed(clients: options.clients) { client in
+        let restReads = try await threaded(clients: options.clients) { client in
             for index in 0..<readsPerClient {
-                try await send(session, "GET", "\(base)/rest/\(client)/\(index % perClient).json", secret, body: nil, expect: 200)
+                let (status, _) = try connections[client].send(
+                    "GET", "/rest/\(client)/\(index % perClient).json", bearer: secret, body: nil)
+                guard status == 200 else { throw Failure(description: "a REST GET answered \(status)") }
             }
+        }
+        var viaURLSession: [Measurement] = []
+        if options.alsoURLSession {
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.httpMaximumConnectionsPerHost = options.clients
+            let session = URLSession(configuration: configuration)
+            let base = "http://127.0.0.1:\(httpPort)"
+            let sessionWrites = try await timed(clients: options.clients) { client in
+                for index in 0..<perClient {
+                    try await send(
+                        session, "PUT", "\(base)/urlsession/\(client)/\(index).json?print=silent", secret,
+                        body: #"{"n":\#(index),"by":"bench"}"#, expect: 204)
+                }
+            }
+            let sessionReads = try await timed(clients: options.clients) { client in
+                for index in 0..<readsPerClient {
+                    try await send(
+                        session, "GET", "\(base)/urlsession/\(client)/\(index % perClient).json", secret, body: nil,
+                        expect: 200)
+                }
+            }
+            let writes = Double(perClient * options.clients)
+            let reads = Double(readsPerClient * options.clients)
+            viaURLSession = [
+                Measurement(
+                    suite: "http", name: "REST PUT through URLSession clients (baseline: binary set)",
+                    value: writes / sessionWrites, unit: "ops/s", baseline: writes / binaryWrites),
+                Measurement(
+                    suite: "http", name: "REST GET through URLSession clients (baseline: binary get)",
+                    value: reads / sessionReads, unit: "reads/s", baseline: reads / binaryReads),
+            ]
         }
 
         progress.step("http: \(options.latencySamples) writes on one peer, each seen on an SSE stream of another")
@@ -112,7 +147,37 @@ enum HTTPBench {
             Measurement(
                 suite: "http", name: "write on a peer → SSE event on another, p99", value: percentile(latencies, 0.99),
                 unit: "ms"),
-        ]
+        ] + viaURLSession
+    }
+
+    /// Runs `body` for each client at once, each on a thread of its own; answers the seconds until all
+    /// finished, or throws the first failure.
+    private static func threaded(clients: Int, _ body: @escaping @Sendable (Int) throws -> Void) async throws -> Double {
+        let group = DispatchGroup()
+        let failures = FailureBox()
+        let start = ContinuousClock.now
+        for client in 0..<clients {
+            group.enter()
+            let thread = Thread {
+                do { try body(client) } catch { failures.record(error) }
+                group.leave()
+            }
+            thread.start()
+        }
+        // Waits without holding a thread of the cooperative pool, which the replica's commits need.
+        await withCheckedContinuation { continuation in
+            group.notify(queue: .global()) { continuation.resume() }
+        }
+        if let error = failures.first { throw error }
+        return seconds(since: start)
+    }
+
+    /// The first error a client thread met.
+    private final class FailureBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var error: (any Error)?
+        func record(_ error: any Error) { lock.withLock { if self.error == nil { self.error = error } } }
+        var first: (any Error)? { lock.withLock { error } }
     }
 
     /// Runs `body` for each client at once; answers the seconds until all finished.

@@ -11,6 +11,8 @@ import WeftSync
         #expect(WeftLimits.transactionRetriesMax > 0)
         #expect(WeftLimits.transactionRetriesMax <= WeftLimits.subscriberEventsBufferedMax)
         #expect(WeftLimits.subscriberEventsCoalescedMax >= 10 * WeftLimits.subscriberEventsBufferedMax)
+        #expect(WeftLimits.deliveryStampsMax >= 1)
+        #expect(WeftLimits.deliveryStampsMax <= WeftLimits.deliveryStampsScanMax)
     }
 
     @Test func replicaLimitsRelateToTheStoresLimits() {
