@@ -93,6 +93,28 @@ import WeftCore
         #expect(harness.endpoints.allSatisfy { $0.session.phase == .connected })
     }
 
+    @Test("a hub refuses a partial op, and nothing of its frame is applied")
+    func aHubRefusesPartialOps() {
+        var harness = Self.connect()
+        let whole = Op(
+            stamp: Stamp(millis: 5, counter: 0, replica: Harness.replica(0)), sequence: 1, path: Self.path("/stores"),
+            kind: .set(Self.json(#"{"leaf1":1,"leaf2":2}"#)))
+        guard case .partial(let cut) = OpProjection.project(whole, into: Self.share, outcome: nil, holding: VersionVector())
+        else {
+            Issue.record("a set above the share is cut")
+            return
+        }
+        // Sent raw, as a leaf that skipped its own check would.
+        let frame = MessageCodec.encode(.ops(EncodedOps([cut])))
+        let actions = harness.endpoints[1].session.onBytesReceived(frame, source: harness.logs[1], now: harness.now)
+        harness.perform(actions, at: 1)
+        harness.run()
+        let refusal = harness.endpoints[1].session.closeError
+        #expect(refusal?.code == .protocolViolation)
+        #expect(refusal?.message.contains("a hub holds every op whole") == true, "\(String(describing: refusal))")
+        #expect(harness.logs[1].versionVector[Harness.replica(0)] == 0)
+    }
+
     @Test("a replica holding partial ops does not pass them on to a replica of the whole tree")
     func partialOpsStayWithTheLeaf() {
         // Node 0 holds a placeholder of node 1's op; node 2 lacks the op, and would be sent it.
