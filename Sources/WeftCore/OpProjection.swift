@@ -52,14 +52,14 @@ extension ReadShare {
 /// - An op whose effect on the share hangs on what the replica cannot see (a transaction above the
 ///   share, a guarded batch reading outside it, a batch whose increment outside it may reject the
 ///   whole batch) goes as the hub decided it. Applied: its writes cut down, as a guarded batch that
-///   reads the op's anchors in or above the share and has seen all the hub holds (so the replica
-///   applies it, and keeps the touches). Rejected: a placeholder. Without the hub's outcome it is
+///   reads the op's anchors in or above the share and has seen everything (so the replica applies it,
+///   and keeps the touches). Rejected: a placeholder. Without the hub's outcome it is
 ///   ``Projection/undecided``.
 ///
 /// Placeholders and projections are partial ops (``Op/isPartial``).
 ///
 /// ```swift
-/// switch OpProjection.project(op, into: share, outcome: engine.outcome(of: op.stamp), holding: engine.versionVector) {
+/// switch OpProjection.project(op, into: share, outcome: engine.outcome(of: op.stamp), seen: everySeen) {
 /// case .whole: send(op)
 /// case .partial(let cut): send(cut)
 /// case .undecided: closeWithLocalFailure()
@@ -76,15 +76,21 @@ public enum OpProjection {
         case undecided
     }
 
+    /// A sequence above any an origin reaches, with room for the engine's arithmetic on read vectors: the
+    /// entry of an origin seen to the end in a decision carried as applied.
+    public static let everySequence: UInt64 = 1 << 62
+
     /// The projection of `op` into `share`.
     ///
     /// - Parameters:
     ///   - op: an op of the hub's log.
     ///   - share: what the receiving replica may read.
     ///   - outcome: the hub's outcome of `op`, asked for only when the share cannot decide it.
-    ///   - holding: the hub's version vector: what a decision carried as applied says its op had seen.
+    ///   - seen: what a decision carried as applied says its op had seen (the read vector of the guarded
+    ///     batch it becomes). A hub passes every origin it knows and the receiver's, each at
+    ///     ``everySequence``, so that the receiver never re-decides it: the hub's decision stands.
     public static func project(
-        _ op: Op, into share: some ReadShare, outcome: @autoclosure () -> Outcome?, holding: VersionVector
+        _ op: Op, into share: some ReadShare, outcome: @autoclosure () -> Outcome?, seen: VersionVector
     ) -> Projection {
         switch op.kind {
         case .set(let value):
@@ -108,7 +114,7 @@ public enum OpProjection {
             case .inside: return .whole
             case .outside: return .partial(withheld(op, share: share))
             case .above:
-                return decided(op, share: share, outcome: outcome(), holding: holding) {
+                return decided(op, share: share, outcome: outcome(), seen: seen) {
                     [.set(op.path, share.restrict(result, at: op.path))]
                 }
             }
@@ -119,7 +125,7 @@ public enum OpProjection {
                 if !projected.changed { return .whole }
                 return .partial(partial(op, path: commonPath(of: projected.writes), kind: .batch(projected.writes)))
             }
-            return decided(op, share: share, outcome: outcome(), holding: holding) { projected.writes }
+            return decided(op, share: share, outcome: outcome(), seen: seen) { projected.writes }
         case .guardedBatch(let read, let reads, let writes):
             let projected = cut(writes, share: share)
             if projected.isDecidable, reads.allSatisfy({ share.relation(to: $0) == .inside }) {
@@ -130,7 +136,7 @@ public enum OpProjection {
                 return .partial(partial(op, path: path, kind: .guardedBatch(read: read, reads: reads, writes: projected.writes)))
             }
             if projected.writes.isEmpty { return .partial(withheld(op, share: share)) }
-            return decided(op, share: share, outcome: outcome(), holding: holding) { projected.writes }
+            return decided(op, share: share, outcome: outcome(), seen: seen) { projected.writes }
         }
     }
 
@@ -167,15 +173,14 @@ public enum OpProjection {
     }
 
     /// What the hub decided. Rejected: a placeholder. Applied: its writes in the share, as a guarded batch
-    /// that reads (touches) the op's anchors in or above the share and has seen what the hub holds
-    /// (`holding`), so that the replica applies it (every op before it in the replica's log came through
-    /// the hub) and sees the same touches as the hub for the ops after it.
+    /// that reads (touches) the op's anchors in or above the share and has seen `seen`, so that the
+    /// replica applies it and sees the same touches as the hub for the ops after it.
     private static func decided(
-        _ op: Op, share: some ReadShare, outcome: Outcome?, holding: VersionVector, writes: () -> [Write]
+        _ op: Op, share: some ReadShare, outcome: Outcome?, seen: VersionVector, writes: () -> [Write]
     ) -> Projection {
         switch outcome {
         case .applied?:
-            return .partial(guarded(op, read: holding, reads: touched(by: op, share: share), writes: writes()))
+            return .partial(guarded(op, read: seen, reads: touched(by: op, share: share), writes: writes()))
         case .rejected?: return .partial(withheld(op, share: share))
         case .waiting?, nil: return .undecided
         }

@@ -87,7 +87,7 @@ extension SyncLink {
                 .localFailure, "the log covers ops of \(origin) up to \(last) but returned none after \(after)")
         }
         var expected = after + 1
-        let holding = share == nil ? VersionVector() : source.versionVector
+        let seen = share == nil ? VersionVector() : everySeen(source.versionVector)
         for (position, op) in ops.enumerated() {
             guard count < settings.batchOpsMax, builder.payloadCount < budget, expected <= last else { break }
             guard op.origin == origin, op.sequence == expected else {
@@ -104,7 +104,7 @@ extension SyncLink {
                         + "it syncs with its hub only, and cannot send that op to \(peer.name.isEmpty ? "\(peer.replica)" : peer.name)")
             }
             if let share {
-                switch OpProjection.project(op, into: share, outcome: source.outcome(of: op.stamp), holding: holding) {
+                switch OpProjection.project(op, into: share, outcome: source.outcome(of: op.stamp), seen: seen) {
                 case .whole: OpCodec.write(op, to: &builder.writer)
                 case .partial(let cut): OpCodec.write(cut, to: &builder.writer)
                 case .undecided:
@@ -126,6 +126,17 @@ extension SyncLink {
         inbound.bound.advance(origin: origin, to: expected - 1)
         precondition(expected - 1 > after, "at least one op was appended")
         return expected - 1
+    }
+
+    /// The read vector of a decision carried to a peer limited to a share: every origin this replica
+    /// holds ops of, and the peer, seen to the end. The peer then never re-decides the op: an op stamped
+    /// before it that the peer made, or receives later, would otherwise make it stale there alone (the
+    /// rule there reads the op's anchors in the share, not the paths the hub's rule read).
+    func everySeen(_ holding: VersionVector) -> VersionVector {
+        var seen = VersionVector()
+        for origin in holding.entries.keys { seen.advance(origin: origin, to: OpProjection.everySequence) }
+        seen.advance(origin: peer.replica, to: OpProjection.everySequence)
+        return seen
     }
 
     // MARK: - Snapshots

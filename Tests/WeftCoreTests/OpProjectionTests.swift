@@ -26,8 +26,8 @@ struct PrefixShare: ReadShare {
     /// The share of `/stores/leaf1/**`.
     static let share = PrefixShare(["/stores/leaf1"])
 
-    /// What the hub holds when it sends: the read vector of a decision carried as applied.
-    static let holding = VersionVector([hub: 9, other: 4])
+    /// What a decision carried as applied says its op had seen: every origin, to the end.
+    static let seen = VersionVector([hub: OpProjection.everySequence, other: OpProjection.everySequence])
 
     static func path(_ text: String) -> Path { (try? Path(text)) ?? .root }
 
@@ -38,7 +38,7 @@ struct PrefixShare: ReadShare {
     }
 
     static func projected(_ op: Op, outcome: Outcome? = nil) -> Op? {
-        switch OpProjection.project(op, into: share, outcome: outcome, holding: Self.holding) {
+        switch OpProjection.project(op, into: share, outcome: outcome, seen: Self.seen) {
         case .whole: return op
         case .partial(let cut): return cut
         case .undecided: return nil
@@ -50,7 +50,7 @@ struct PrefixShare: ReadShare {
     @Test("an op inside the share goes whole, and one outside goes as a placeholder writing nothing")
     func insideAndOutside() throws {
         let inside = Self.op(1, "/stores/leaf1/stock", .set(.int(3)))
-        #expect(OpProjection.project(inside, into: Self.share, outcome: nil, holding: Self.holding) == .whole)
+        #expect(OpProjection.project(inside, into: Self.share, outcome: nil, seen: Self.seen) == .whole)
         let outside = Self.op(2, "/stores/leaf2/stock", .set(.int(4)))
         let placeholder = try #require(Self.projected(outside))
         #expect(placeholder.stamp == outside.stamp && placeholder.sequence == 2 && placeholder.isPartial)
@@ -100,21 +100,21 @@ struct PrefixShare: ReadShare {
     func transactionAbove() throws {
         let result = Self.json(#"{"leaf1":{"n":1},"leaf2":{"n":2}}"#)
         let transaction = Self.op(1, "/stores", .transaction(read: VersionVector(), result: result))
-        #expect(OpProjection.project(transaction, into: Self.share, outcome: nil, holding: Self.holding) == .undecided)
+        #expect(OpProjection.project(transaction, into: Self.share, outcome: nil, seen: Self.seen) == .undecided)
         let applied = try #require(Self.projected(transaction, outcome: .applied))
         // Applied: its result in the share, as a guarded batch that had seen what the hub holds, so the
         // leaf applies it; it still touches /stores for the transactions after it.
         #expect(
             applied.kind
                 == .guardedBatch(
-                    read: Self.holding, reads: [Self.path("/stores")],
+                    read: Self.seen, reads: [Self.path("/stores")],
                     writes: [.set(Self.path("/stores"), Self.json(#"{"leaf1":{"n":1}}"#))]))
         #expect(applied.isPartial && applied.path == Self.path("/stores"))
         let rejected = try #require(Self.projected(transaction, outcome: .rejected(.staleRead(transaction.path))))
         #expect(OpProjection.isWithheld(rejected) && rejected.anchors == [Self.path("/stores")])
         // Inside the share the replica decides it itself: it goes whole.
         let inside = Self.op(2, "/stores/leaf1/n", .transaction(read: VersionVector(), result: .int(1)))
-        #expect(OpProjection.project(inside, into: Self.share, outcome: nil, holding: Self.holding) == .whole)
+        #expect(OpProjection.project(inside, into: Self.share, outcome: nil, seen: Self.seen) == .whole)
     }
 
     @Test("a batch whose increment outside the share may reject it goes as the hub decided it")
@@ -124,10 +124,10 @@ struct PrefixShare: ReadShare {
             .increment(Self.path("/stores/leaf2/stock"), by: .int(-1), from: .int(0)),
         ]
         let batch = Self.op(1, "/stores", .batch(writes))
-        #expect(OpProjection.project(batch, into: Self.share, outcome: nil, holding: Self.holding) == .undecided)
+        #expect(OpProjection.project(batch, into: Self.share, outcome: nil, seen: Self.seen) == .undecided)
         let applied = try #require(Self.projected(batch, outcome: .applied))
         let order = Self.path("/stores/leaf1/order")
-        #expect(applied.kind == .guardedBatch(read: Self.holding, reads: [order], writes: [.set(order, .string("o1"))]))
+        #expect(applied.kind == .guardedBatch(read: Self.seen, reads: [order], writes: [.set(order, .string("o1"))]))
         #expect(applied.path == order)
         let rejected = try #require(Self.projected(batch, outcome: .rejected(.notANumber(Self.path("/stores/leaf2/stock")))))
         #expect(OpProjection.isWithheld(rejected))
@@ -149,10 +149,10 @@ struct PrefixShare: ReadShare {
             writes: [.set(Self.path("/stores/leaf1/order"), .int(1))])
         let readsOutside = Op(
             stamp: Stamp(millis: 101, counter: 0, replica: Self.hub), sequence: 1, path: outsidePath, kind: outsideKind)
-        #expect(OpProjection.project(readsOutside, into: Self.share, outcome: nil, holding: Self.holding) == .undecided)
+        #expect(OpProjection.project(readsOutside, into: Self.share, outcome: nil, seen: Self.seen) == .undecided)
         let applied = try #require(Self.projected(readsOutside, outcome: .applied))
         let order = Self.path("/stores/leaf1/order")
-        #expect(applied.kind == .guardedBatch(read: Self.holding, reads: [order], writes: [.set(order, .int(1))]))
+        #expect(applied.kind == .guardedBatch(read: Self.seen, reads: [order], writes: [.set(order, .int(1))]))
         let (insidePath, insideKind) = try OpKind.guarded(
             read: VersionVector(), reads: [Self.path("/stores/leaf1/stock")],
             writes: [.set(Self.path("/stores/leaf1/order"), .int(1)), .set(Self.path("/stores/leaf2/order"), .int(2))])
@@ -302,8 +302,8 @@ struct PrefixShare: ReadShare {
         let hubFold = ReferenceFold.fold(ops, registry: FunctionRegistry())
         var sent: [Op] = []
         for op in ops {
-            let holding = VersionVector(generator.sequences)
-            switch OpProjection.project(op, into: share, outcome: hubFold.outcomes[op.stamp], holding: holding) {
+            let seen = VersionVector(generator.sequences.mapValues { _ in OpProjection.everySequence })
+            switch OpProjection.project(op, into: share, outcome: hubFold.outcomes[op.stamp], seen: seen) {
             case .whole: sent.append(op)
             case .partial(let cut): sent.append(cut)
             case .undecided: Issue.record("op \(op.sequence) of \(op.origin) undecided with its outcome given")

@@ -80,6 +80,26 @@ import WeftCore
         #expect(harness.endpoints[1].acknowledgements.isEmpty, "a leaf sent its share does not count for stability")
     }
 
+    @Test("a decision the hub carries stands on the leaf, even against a leaf's op the hub had not seen")
+    func carriedDecisionStands() {
+        let order = Self.path("/stores/leaf1/order")
+        let harness = Self.connect { harness in
+            // The leaf's write, stamped first, reaches the hub only after the hub sent its batch.
+            harness.write(node: 0, .set(.string("leaf")), at: "/stores/leaf1/order")
+            harness.write(node: 1, .set(.int(4)), at: "/stores/leaf2/stock")
+            let read = harness.logs[1].versionVector
+            let guarded = try? OpKind.guarded(
+                read: read, reads: [Self.path("/stores/leaf2/stock")], writes: [.set(order, .string("hub"))])
+            if let guarded { harness.write(node: 1, guarded.kind, at: guarded.path.description) }
+        }
+        let sent = harness.opsSent(by: 1)
+        #expect(sent.contains { $0.isPartial && $0.kind.isGuardedBatchWriting(order) }, "\(sent)")
+        #expect(harness.logs[0].versionVector == harness.logs[1].versionVector)
+        // The hub applied the batch (nothing touched the stock it read); stamped last, it wins on both.
+        #expect(harness.state(1).value(at: order) == .string("hub"))
+        #expect(harness.state(0) == Self.share.restrict(harness.state(1), at: .root))
+    }
+
     @Test("a leaf behind the hub's compaction gets a snapshot of its share, checked by a digest of the share")
     func snapshotOfTheShare() {
         let harness = Self.connect { harness in
@@ -99,7 +119,7 @@ import WeftCore
         let whole = Op(
             stamp: Stamp(millis: 5, counter: 0, replica: Harness.replica(0)), sequence: 1, path: Self.path("/stores"),
             kind: .set(Self.json(#"{"leaf1":1,"leaf2":2}"#)))
-        guard case .partial(let cut) = OpProjection.project(whole, into: Self.share, outcome: nil, holding: VersionVector())
+        guard case .partial(let cut) = OpProjection.project(whole, into: Self.share, outcome: nil, seen: VersionVector())
         else {
             Issue.record("a set above the share is cut")
             return
@@ -128,5 +148,13 @@ import WeftCore
         let refusal = third.endpoints.first { $0.session.closeError?.code == .roleMismatch }?.session.closeError
         #expect(refusal?.message.contains("holds only its share") == true, "\(String(describing: refusal))")
         #expect(third.logs[2].versionVector[Harness.replica(1)] == 0)
+    }
+}
+
+extension OpKind {
+    /// True for a guarded batch with a part writing `path`.
+    fileprivate func isGuardedBatchWriting(_ path: Path) -> Bool {
+        guard case .guardedBatch(_, _, let writes) = self else { return false }
+        return writes.contains { $0.path == path }
     }
 }
