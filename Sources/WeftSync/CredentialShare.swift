@@ -19,9 +19,6 @@ public struct CredentialShare: ReadShare {
         grants = credential.grants
     }
 
-    /// True when the share is the whole tree.
-    public var isWholeTree: Bool { relation(to: .root) == .inside }
-
     /// True when the share holds nothing.
     public var isEmpty: Bool { relation(to: .root) == .outside }
 
