@@ -17,39 +17,48 @@ public struct Op: Sendable, Hashable {
     @usableFromInline final class Body: Sendable {
         @usableFromInline let path: Path
         @usableFromInline let kind: OpKind
+        @usableFromInline let isPartial: Bool
 
-        @usableFromInline init(path: Path, kind: OpKind) {
+        @usableFromInline init(path: Path, kind: OpKind, isPartial: Bool = false) {
             self.path = path
             self.kind = kind
+            self.isPartial = isPartial
         }
     }
 
     /// The node the op addresses (for a batch, the common ancestor of its parts).
     @inlinable public var path: Path {
         _read { yield body.path }
-        set { body = Body(path: newValue, kind: body.kind) }
+        set { body = Body(path: newValue, kind: body.kind, isPartial: body.isPartial) }
     }
 
     /// What the op does.
     @inlinable public var kind: OpKind {
         _read { yield body.kind }
-        set { body = Body(path: body.path, kind: newValue) }
+        set { body = Body(path: body.path, kind: newValue, isPartial: body.isPartial) }
     }
+
+    /// True for an op a hub cut down to the share of a replica limited to part of the tree
+    /// (``OpProjection``): a projected op, or a withheld placeholder. Such a replica folds it as any op,
+    /// but it is not the op its origin made: it never goes to a replica of the whole tree.
+    @inlinable public var isPartial: Bool { body.isPartial }
 
     /// The replica that made the op.
     @inlinable public var origin: ReplicaID { stamp.replica }
 
     /// An op from its parts. Callers build ops through ``OpKind`` values already validated.
-    public init(stamp: Stamp, sequence: UInt64, path: Path, kind: OpKind) {
+    public init(stamp: Stamp, sequence: UInt64, path: Path, kind: OpKind, isPartial: Bool = false) {
         precondition(sequence >= 1, "op sequences start at 1")
         self.stamp = stamp
         self.sequence = sequence
-        self.body = Body(path: path, kind: kind)
+        self.body = Body(path: path, kind: kind, isPartial: isPartial)
     }
 
     public static func == (lhs: Op, rhs: Op) -> Bool {
         lhs.stamp == rhs.stamp && lhs.sequence == rhs.sequence
-            && (lhs.body === rhs.body || (lhs.body.path == rhs.body.path && lhs.body.kind == rhs.body.kind))
+            && (lhs.body === rhs.body
+                || (lhs.body.path == rhs.body.path && lhs.body.kind == rhs.body.kind
+                    && lhs.body.isPartial == rhs.body.isPartial))
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -57,6 +66,7 @@ public struct Op: Sendable, Hashable {
         hasher.combine(sequence)
         hasher.combine(body.path)
         hasher.combine(body.kind)
+        hasher.combine(body.isPartial)
     }
 
     /// The paths whose subtrees this op reads or writes: the op's own path; each listed child for a

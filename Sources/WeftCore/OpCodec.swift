@@ -5,7 +5,8 @@
 ///   big-endian), `5` string (length, UTF-8), `6` object (count, then key and value, keys sorted)
 /// - path: count, then each key (length, UTF-8)
 /// - stamp: 8 bytes packed time, 8 bytes replica, big-endian
-/// - op: format byte `1`, stamp, sequence, path, kind tag and its payload (see `Docs/PROTOCOL.md`); kind
+/// - op: format byte `1` (`2` for a partial op, ``Op/isPartial``), stamp, sequence, path, kind tag and its
+///   payload (see `Docs/PROTOCOL.md`); kind
 ///   `7` (a guarded batch) is new: data written before it never holds one, so it stays readable
 ///
 /// Decoding validates every key, depth, length and count, and rejects trailing bytes.
@@ -17,6 +18,10 @@
 public enum OpCodec {
     /// The op encoding's format version.
     public static let format: UInt8 = 1
+
+    /// The format byte of a partial op (``Op/isPartial``): the same layout, except that a guarded batch
+    /// may have no read path and no write (a withheld placeholder, ``OpProjection``).
+    public static let partialFormat: UInt8 = 2
 
     /// Encodes one op.
     public static func encode(_ op: Op) -> [UInt8] {
@@ -42,7 +47,7 @@ public enum OpCodec {
     // MARK: - Ops
 
     public static func write(_ op: Op, to writer: inout ByteWriter) {
-        writer.write(byte: format)
+        writer.write(byte: op.isPartial ? partialFormat : format)
         write(op.stamp, to: &writer)
         writer.write(varint: op.sequence)
         write(op.path, to: &writer)
@@ -101,9 +106,11 @@ public enum OpCodec {
         }
     }
 
-    private static func readWrites(from reader: inout ByteReader) throws -> [Write] {
+    private static func readWrites(from reader: inout ByteReader, allowsEmpty: Bool = false) throws -> [Write] {
         let count = try reader.readCount(max: CoreLimits.batchPartsMax, minimumBytes: 2)
-        guard count > 0 else { throw CoreError.malformedEncoding(offset: reader.offset, reason: "empty batch") }
+        guard count > 0 || allowsEmpty else {
+            throw CoreError.malformedEncoding(offset: reader.offset, reason: "empty batch")
+        }
         var writes: [Write] = []
         writes.reserveCapacity(count)
         for _ in 0..<count {
@@ -124,9 +131,9 @@ public enum OpCodec {
 
     /// The read paths of a guarded batch: at least one, at most ``CoreLimits/guardedReadsMax``, in
     /// increasing order, none inside another (the form ``OpKind/guarded(read:reads:writes:)`` gives).
-    private static func readGuardedPaths(from reader: inout ByteReader) throws -> [Path] {
+    private static func readGuardedPaths(from reader: inout ByteReader, allowsEmpty: Bool = false) throws -> [Path] {
         let count = try reader.readCount(max: CoreLimits.guardedReadsMax, minimumBytes: 1)
-        guard count > 0 else {
+        guard count > 0 || allowsEmpty else {
             throw CoreError.malformedEncoding(offset: reader.offset, reason: "a guarded batch without reads")
         }
         var reads: [Path] = []
@@ -144,9 +151,10 @@ public enum OpCodec {
 
     public static func read(from reader: inout ByteReader) throws -> Op {
         let version = try reader.readByte()
-        guard version == format else {
+        guard version == format || version == partialFormat else {
             throw CoreError.malformedEncoding(offset: reader.offset - 1, reason: "unknown op format \(version)")
         }
+        let isPartial = version == partialFormat
         let stamp = try readStamp(from: &reader)
         let sequence = try reader.readVarint()
         guard sequence >= 1 else { throw CoreError.malformedEncoding(offset: reader.offset, reason: "sequence 0") }
@@ -172,12 +180,13 @@ public enum OpCodec {
             kind = .call(FunctionCall(name: name, version: UInt32(version), arguments: arguments))
         case 7:
             let read = try readVersionVector(from: &reader)
-            let reads = try readGuardedPaths(from: &reader)
-            kind = .guardedBatch(read: read, reads: reads, writes: try readWrites(from: &reader))
+            let reads = try readGuardedPaths(from: &reader, allowsEmpty: isPartial)
+            let writes = try readWrites(from: &reader, allowsEmpty: isPartial)
+            kind = .guardedBatch(read: read, reads: reads, writes: writes)
         default:
             throw CoreError.malformedEncoding(offset: reader.offset - 1, reason: "unknown op kind \(tag)")
         }
-        return Op(stamp: stamp, sequence: sequence, path: path, kind: kind)
+        return Op(stamp: stamp, sequence: sequence, path: path, kind: kind, isPartial: isPartial)
     }
 
     // MARK: - Parts

@@ -87,7 +87,9 @@ public struct OpRecord: Sendable, Hashable {
     public init(_ op: Op, encoded: ArraySlice<UInt8>, status: OpStatus? = nil) {
         let start = encoded.startIndex
         precondition(encoded.count > 17, "an encoded op holds at least a format byte and a stamp")
-        precondition(encoded[start] == OpCodec.format, "encoded op has an unknown format byte")
+        precondition(
+            encoded[start] == OpCodec.format || encoded[start] == OpCodec.partialFormat,
+            "encoded op has an unknown format byte")
         precondition(StampKey.stamp(encoded[(start + 1)..<(start + 17)]) == op.stamp, "encoded op is not \(op.stamp)")
         self.op = op
         self.encoded = encoded

@@ -52,6 +52,11 @@ public protocol OpSource {
     /// The base state at ``compactionFrontier`` (its `frontier` must equal it).
     /// - Throws: any error of the storage; the session closes with ``SyncErrorCode/localFailure``.
     func snapshot() throws -> SyncSnapshot
+
+    /// The outcome of the op stamped `stamp` as the log folds it now, or nil when unknown. A session with
+    /// a peer limited to a share asks it for the ops whose effect on the share the peer cannot decide
+    /// (``OpProjection``). Defaults to nil: such ops then close that session.
+    func outcome(of stamp: Stamp) -> Outcome?
 }
 
 extension OpSource {
@@ -68,6 +73,9 @@ extension OpSource {
     public func encodedOps(
         from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int
     ) throws -> EncodedOps? { nil }
+
+    /// Unknown.
+    public func outcome(of stamp: Stamp) -> Outcome? { nil }
 
     /// The empty state at the (empty) compaction frontier.
     public func snapshot() throws -> SyncSnapshot { SyncSnapshot(value: .null, frontier: compactionFrontier) }

@@ -113,6 +113,24 @@ public struct ResolvedPathPattern: Sendable, Hashable {
     ///
     /// A table over (segments matched, keys consumed): at most 33 × 33 cells, whatever the `**`s.
     public func reaches(_ path: Path) -> Bool {
+        let matched = table(for: path)
+        // Any prefix of the path (the path itself or an ancestor) named by the whole pattern.
+        return matched[segments.count].contains(true)
+    }
+
+    /// Where `path` stands to what the pattern reaches: inside it (the pattern names the path or an
+    /// ancestor), above it (the pattern names some path below), or outside.
+    public func relation(to path: Path) -> ShareRelation {
+        let matched = table(for: path)
+        if matched[segments.count].contains(true) { return .inside }
+        // Some first segments name the whole path: the rest name keys below it (a `**` may name none,
+        // but then the whole pattern would name the path, found above).
+        for i in 0..<segments.count where matched[i][path.keys.count] { return .above }
+        return .outside
+    }
+
+    /// `matched[i][j]`: the first i segments name exactly the first j keys of `path`.
+    private func table(for path: Path) -> [[Bool]] {
         let keys = path.keys
         let patternCount = segments.count
         let keyCount = keys.count
@@ -132,7 +150,6 @@ public struct ResolvedPathPattern: Sendable, Hashable {
                 }
             }
         }
-        // Any prefix of the path (the path itself or an ancestor) named by the whole pattern.
-        return matched[patternCount].contains(true)
+        return matched
     }
 }

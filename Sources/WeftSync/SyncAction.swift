@@ -35,7 +35,7 @@ public struct SyncStatus: Sendable, Hashable {
     public var error: SyncError?
     /// True once connected to a replicating peer that may read the whole tree: it is sent every op, so
     /// it is a member whose acknowledgements count for stability. A peer with narrower grants is sent
-    /// none, and what it says it holds does not count.
+    /// its share (placeholders and cut ops, not the ops), and what it says it holds does not count.
     public var peerIsMember: Bool
 
     /// A status from its parts.

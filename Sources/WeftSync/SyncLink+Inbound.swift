@@ -19,6 +19,7 @@ extension SyncLink {
                 "the peer sent beyond the window of \(settings.receiveWindowBytes) bytes and \(settings.windowFramesMax) frames"
             )
         }
+        try checkPartial(ops)
         let local = source.versionVector
         var highest: [ReplicaID: UInt64] = [:]
         var fresh: [Int] = []
@@ -131,6 +132,19 @@ extension SyncLink {
 }
 
 extension SyncLink {
+    /// Refuses partial ops (placeholders and projections) at a hub: a hub holds every op whole, and sends
+    /// partial ops to the replicas limited to a share, never the other way. (A replica holding partial
+    /// ops never sends them: see ``appendOps(of:through:source:builder:count:budget:)``.)
+    func checkPartial(_ ops: EncodedOps) throws(SyncError) {
+        guard let op = ops.ops.first(where: \.isPartial) else { return }
+        guard localRole != .hub else {
+            throw SyncError(
+                .protocolViolation,
+                "op \(op.sequence) of \(op.origin) is partial (cut down to a share of the tree); a hub holds "
+                    + "every op whole and accepts none cut down")
+        }
+    }
+
     /// What a peer needs to be allowed for `op`: write access to every node it writes, and, for a
     /// guarded batch, read access to the paths it only read (it writes nothing there).
     static func accessNeeded(by op: Op) -> [(Grant, Path)] {

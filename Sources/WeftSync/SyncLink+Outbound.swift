@@ -71,7 +71,10 @@ extension SyncLink {
         let encodings: [ArraySlice<UInt8>]?
         do {
             let bytesMax = budget - builder.payloadCount
-            if let kept = try source.encodedOps(from: origin, after: after, limit: limit, bytesMax: bytesMax) {
+            if share != nil {
+                // Each op is projected into the share: kept bytes are of the whole op.
+                (ops, encodings) = (try source.ops(from: origin, after: after, limit: limit, bytesMax: bytesMax), nil)
+            } else if let kept = try source.encodedOps(from: origin, after: after, limit: limit, bytesMax: bytesMax) {
                 (ops, encodings) = (kept.ops, kept.encodings)
             } else {
                 (ops, encodings) = (try source.ops(from: origin, after: after, limit: limit, bytesMax: bytesMax), nil)
@@ -84,6 +87,7 @@ extension SyncLink {
                 .localFailure, "the log covers ops of \(origin) up to \(last) but returned none after \(after)")
         }
         var expected = after + 1
+        let seen = share == nil ? VersionVector() : everySeen(source.versionVector)
         for (position, op) in ops.enumerated() {
             guard count < settings.batchOpsMax, builder.payloadCount < budget, expected <= last else { break }
             guard op.origin == origin, op.sequence == expected else {
@@ -91,7 +95,25 @@ extension SyncLink {
                     .localFailure, "the log returned op \(op.origin):\(op.sequence) where \(origin):\(expected) was due"
                 )
             }
-            if let encodings {
+            guard !op.isPartial else {
+                // A replica limited to a share holds placeholders and projections: passing them on as ops
+                // would hand a replica of the whole tree ops their origin never made.
+                throw SyncError(
+                    .roleMismatch,
+                    "this replica holds only its share of the tree (op \(op.sequence) of \(origin) is partial): "
+                        + "it syncs with its hub only, and cannot send that op to \(peer.name.isEmpty ? "\(peer.replica)" : peer.name)")
+            }
+            if let share {
+                switch OpProjection.project(op, into: share, outcome: source.outcome(of: op.stamp), seen: seen) {
+                case .whole: OpCodec.write(op, to: &builder.writer)
+                case .partial(let cut): OpCodec.write(cut, to: &builder.writer)
+                case .undecided:
+                    throw SyncError(
+                        .localFailure,
+                        "op \(op.sequence) of \(origin) changes the share of \(peer.name) as this replica decides it, "
+                            + "and this replica does not know its outcome")
+                }
+            } else if let encodings {
                 builder.writer.write(raw: encodings[position])
             } else {
                 OpCodec.write(op, to: &builder.writer)
@@ -106,12 +128,23 @@ extension SyncLink {
         return expected - 1
     }
 
+    /// The read vector of a decision carried to a peer limited to a share: every origin this replica
+    /// holds ops of, and the peer, seen to the end. The peer then never re-decides the op: an op stamped
+    /// before it that the peer made, or receives later, would otherwise make it stale there alone (the
+    /// rule there reads the op's anchors in the share, not the paths the hub's rule read).
+    func everySeen(_ holding: VersionVector) -> VersionVector {
+        var seen = VersionVector()
+        for origin in holding.entries.keys { seen.advance(origin: origin, to: OpProjection.everySequence) }
+        seen.advance(origin: peer.replica, to: OpProjection.everySequence)
+        return seen
+    }
+
     // MARK: - Snapshots
 
     mutating func startSnapshot(
         source: some OpSource, compaction: VersionVector, outbox: inout Outbox
     ) throws(SyncError) {
-        let snapshot: SyncSnapshot
+        var snapshot: SyncSnapshot
         do {
             snapshot = try source.snapshot()
         } catch {
@@ -119,6 +152,13 @@ extension SyncLink {
         }
         guard snapshot.frontier.covers(compaction) else {
             throw SyncError(.localFailure, "the snapshot's frontier is below the compaction frontier")
+        }
+        if let share {
+            // A peer limited to a share gets the share of the base, and the touches in or above it (the
+            // transaction rule needs those; the others would name paths it may not read). The digest
+            // below is taken over what is sent.
+            snapshot.value = share.restrict(snapshot.value, at: .root)
+            snapshot.touches = snapshot.touches.filter { share.relation(to: $0.path) != .outside }
         }
         let entries = SnapshotChunker.entries(of: snapshot.value, entryBytesMax: settings.snapshotChunkBytes)
         let entryBytes = entries.map(SnapshotChunker.byteCount(of:))

@@ -11,13 +11,18 @@ struct SyncLink: Sendable {
     let peer: Hello
     /// This replica.
     let local: ReplicaID
+    /// This replica's role.
+    let localRole: SyncRole
     /// True when ops flow (neither side is a client).
     let replicates: Bool
-    /// True when this side sends ops: the peer replicates and may read the whole tree.
+    /// True when this side sends ops: the peer replicates and may read some of the tree.
     let sendsOps: Bool
-    /// True when what the peer holds counts for stability: it is sent every op (``sendsOps``). A peer
-    /// that is sent none cannot hold them through this session, so its hello and acks are not recorded.
-    var countsForStability: Bool { sendsOps }
+    /// The share a peer limited to part of the tree may read: each op goes to it projected into the
+    /// share (``OpProjection``). Nil when the peer reads the whole tree (ops go as they are) or nothing.
+    let share: CredentialShare?
+    /// True when what the peer holds counts for stability: it is sent every op whole. A peer sent only
+    /// its share holds placeholders and projections, not the ops, so its hello and acks are not recorded.
+    let countsForStability: Bool
     /// The credential the peer authenticated with: what it may read and write (its permissions and,
     /// from a rules file, its grants). A client's changes in place when the rules are reloaded.
     var credential: PeerCredential
@@ -91,9 +96,14 @@ struct SyncLink: Sendable {
     ) {
         self.peer = peer
         self.local = configuration.replica
+        self.localRole = configuration.role
         self.credential = credential
         replicates = peer.role != .client && configuration.role != .client
-        sendsOps = replicates && Self.allowsEverywhere(.read, credential)
+        let readsEverywhere = Self.allowsEverywhere(.read, credential)
+        let share = CredentialShare(credential)
+        self.share = replicates && !readsEverywhere && !share.isEmpty ? share : nil
+        countsForStability = replicates && readsEverywhere
+        sendsOps = countsForStability || self.share != nil
         writesEverywhere = Self.allowsEverywhere(.write, credential)
         servesClient = peer.role == .client
         settings = Settings(

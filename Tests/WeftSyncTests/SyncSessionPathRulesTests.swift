@@ -133,13 +133,16 @@ import WeftCore
         #expect(harness.endpoints[1].session.closeError?.code == .authenticationFailed)
     }
 
-    @Test func aPeerLimitedToASubtreeMayWriteThereAndIsSentNothing() {
+    @Test func aPeerLimitedToASubtreeMayWriteThereAndIsSentOnlyAPlaceholderOfWhatLiesOutside() {
         let harness = connect(name: "leaf1", role: .peer) { harness in
             harness.write(node: 0, .set(.int(1)), at: "/stores/leaf1/stock")
             harness.write(node: 1, .set(.string("hub only")), at: "/stores/leaf2/stock")
         }
         #expect(harness.logs[1].versionVector[Harness.replica(0)] == 1)
-        #expect(harness.opsSent(by: 1).isEmpty, "a peer that may not read the whole tree is sent no op")
+        let sent = harness.opsSent(by: 1)
+        #expect(sent.count == 1 && sent.allSatisfy(OpProjection.isWithheld), "\(sent)")
+        #expect(harness.logs[0].versionVector == harness.logs[1].versionVector, "its log has no gap")
+        #expect(harness.state(0) == (try! Value(json: #"{"stores":{"leaf1":{"stock":1}}}"#)))
         #expect(harness.endpoints[1].session.phase == .connected)
     }
 

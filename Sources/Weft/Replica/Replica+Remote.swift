@@ -141,6 +141,15 @@ extension Replica {
         }
     }
 
+    /// The outcome of the op stamped `stamp` as the engine folds it now; nil when the log does not hold it
+    /// (unknown, or folded by compaction).
+    func outcome(of stamp: Stamp) -> Outcome? {
+        condition.lock()
+        defer { condition.unlock() }
+        waitForLoad()
+        return engine?.outcome(of: stamp)
+    }
+
     /// The ops of `origin` after `sequence`, in sequence order, at most `limit`, stopping at the first
     /// gap. Our own ops are given only once durable, so that an op that leaves the machine survives a
     /// crash. Compacted ops are gone: a peer that needs them gets a snapshot.

@@ -340,7 +340,7 @@ public final class SyncDriver: @unchecked Sendable {
             }
             return total
         }
-        // Reached, but not as a member: it is sent no ops, and the session's count stands.
+        // Reached, but not as a member (it is sent its share, or nothing): the session's count stands.
         guard status.sessionsEstablished == 0 else { return status.opsBehind }
         let own = held[configuration.replica]
         let acknowledged = target.acknowledgedOwnThrough

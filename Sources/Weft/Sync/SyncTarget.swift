@@ -75,6 +75,10 @@ protocol SyncTarget: AnyObject, Sendable {
     /// - Throws: when it cannot be installed; the session closes with ``SyncErrorCode/localFailure``.
     @discardableResult
     func installSnapshot(_ snapshot: SyncSnapshot) throws -> SnapshotInstallReport
+
+    /// The outcome of the op stamped `stamp` as the replica folds it now; nil when unknown. A session
+    /// with a peer limited to a share asks for it (see `OpProjection`).
+    func outcome(of stamp: Stamp) -> Outcome?
 }
 
 /// The stable frontiers a ``SyncTarget`` decided from the acknowledgements.
@@ -132,6 +136,10 @@ extension SyncTarget {
         throw WeftError(.sync, "a snapshot (\(snapshot.frontier)) cannot be installed: this target does not compact")
     }
 
+    /// Unknown (a target that keeps no outcomes): a peer limited to a share is not sent the ops whose
+    /// effect on its share hangs on one.
+    func outcome(of stamp: Stamp) -> Outcome? { nil }
+
     /// The durable vector's total, every op held in the log, size unknown.
     var logStatus: SyncLogStatus {
         let known = durableVersionVector.total
@@ -152,6 +160,8 @@ struct _SyncTargetSource: OpSource {
     var compactionFrontier: VersionVector { target.compactionVector }
 
     func snapshot() throws -> SyncSnapshot { try target.syncSnapshot() }
+
+    func outcome(of stamp: Stamp) -> Outcome? { target.outcome(of: stamp) }
 
     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> [Op] {
         precondition(limit >= 1, "a session asks for at least one op")

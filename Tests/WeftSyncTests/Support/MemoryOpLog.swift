@@ -102,4 +102,9 @@ struct MemoryOpLog: OpSource {
     }
 
     func snapshot() -> SyncSnapshot { SyncSnapshot(value: base, frontier: compactionFrontier) }
+
+    /// The outcome of a held op, from the fold of every held op.
+    func outcome(of stamp: Stamp) -> Outcome? {
+        ReferenceFold.fold(allOps, base: base, registry: FunctionRegistry()).outcomes[stamp]
+    }
 }

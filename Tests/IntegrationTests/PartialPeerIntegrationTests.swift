@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+
+/// A hub (`weft serve --role hub --rules`) serving two leaf daemons each limited to its own store
+/// (`peer leafN readwrite /stores/$name/**`): writes on the hub and on each leaf, and each leaf ends
+/// with exactly its share of the hub's tree while the hub holds everything.
+@Suite(.serialized, .timeLimit(.minutes(3))) struct PartialPeerIntegrationTests {
+    static let leaf1Token = "leaf1's peer secret, long enough for a token"
+    static let leaf2Token = "leaf2's peer secret, long enough for a token"
+    static let adminToken = DaemonIntegrationTests.clientToken
+
+    static let rules = """
+        peer     leaf1  readwrite  /stores/$name/**
+        peer     leaf2  readwrite  /stores/$name/**
+        client   admin
+        """
+
+    /// Runs a client command as admin against `daemon` (named `server`).
+    static func admin(_ daemon: Daemon, _ server: String, _ arguments: [String]) throws -> (
+        status: Int32, stdout: String, stderr: String
+    ) {
+        try WeftBinary.run(
+            [arguments[0], "--server", "127.0.0.1:\(daemon.port)", "--server-name", server, "--name", "admin"]
+                + arguments.dropFirst(),
+            token: adminToken)
+    }
+
+    @Test func eachLeafEndsWithExactlyItsShare() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let hubTokens = try scratch.write(
+            "hub-tokens", "leaf1 \(Self.leaf1Token)\nleaf2 \(Self.leaf2Token)\nadmin \(Self.adminToken)\n")
+        let rulesFile = try scratch.write("rules", Self.rules + "\n")
+        let hub = try Daemon(
+            database: scratch.file("hub.sqlite"), tokens: hubTokens, name: "hub",
+            options: ["--rules", rulesFile, "--role", "hub"])
+        defer { hub.stop() }
+
+        // Written on the hub before the leaves dial: a set straddling both shares, and data of no leaf.
+        let stores = #"{"leaf1":{"stock":3},"leaf2":{"stock":4}}"#
+        #expect(try Self.admin(hub, "hub", ["set", "/stores", stores]).status == 0)
+        #expect(try Self.admin(hub, "hub", ["set", "/users/alice", "1"]).status == 0)
+
+        var leaves: [Daemon] = []
+        defer { for leaf in leaves { leaf.stop() } }
+        for (name, token) in [("leaf1", Self.leaf1Token), ("leaf2", Self.leaf2Token)] {
+            let tokens = try scratch.write("\(name)-tokens", "hub \(token)\nadmin \(Self.adminToken)\n")
+            leaves.append(
+                try Daemon(database: scratch.file("\(name).sqlite"), peers: [hub.port], tokens: tokens, name: name))
+        }
+
+        // Written after: an increment in each share, a merge across both, and a write on each leaf.
+        #expect(try Self.admin(hub, "hub", ["incr", "/stores/leaf1/stock", "2"]).status == 0)
+        #expect(try Self.admin(hub, "hub", ["incr", "/stores/leaf2/stock", "2"]).status == 0)
+        #expect(
+            try Self.admin(hub, "hub", ["merge", "/stores", #"{"leaf1/open":true,"leaf2/open":false}"#]).status == 0)
+        #expect(try Self.admin(leaves[0], "leaf1", ["set", "/stores/leaf1/orders/o1", "\"a\""]).status == 0)
+        #expect(try Self.admin(leaves[1], "leaf2", ["set", "/stores/leaf2/orders/o2", "\"b\""]).status == 0)
+
+        let expectedHub =
+            #"{"stores":{"leaf1":{"open":true,"orders":{"o1":"a"},"stock":5},"leaf2":{"open":false,"orders":{"o2":"b"},"stock":6}},"users":{"alice":1}}"#
+        try eventually("the hub holds every write") {
+            try Self.admin(hub, "hub", ["get", "/"]).stdout == expectedHub
+        }
+        let shares = [
+            #"{"stores":{"leaf1":{"open":true,"orders":{"o1":"a"},"stock":5}}}"#,
+            #"{"stores":{"leaf2":{"open":false,"orders":{"o2":"b"},"stock":6}}}"#,
+        ]
+        for (index, name) in ["leaf1", "leaf2"].enumerated() {
+            try eventually("\(name) holds exactly its share") {
+                try Self.admin(leaves[index], name, ["get", "/"]).stdout == shares[index]
+            }
+        }
+        // No replicating session was refused or failed on either end (clients closing is all the log shows).
+        for (daemon, name) in [(hub, "hub"), (leaves[0], "leaf1"), (leaves[1], "leaf2")] {
+            for code in ["permissionDenied", "roleMismatch", "protocolViolation", "localFailure", "snapshotMismatch"] {
+                #expect(!daemon.log.contains(code), "\(name): \(code) in \(daemon.log)")
+            }
+        }
+    }
+}
