@@ -19,4 +19,6 @@ public enum HTTPLimits {
     public static let webhookTimeoutSeconds: Double = 10
     /// Deliveries in flight at once, across subscriptions (one at most per subscription, to keep order).
     public static let webhookConcurrentMax = 32
+    /// How long a stopping server lets the requests in progress end before it is cancelled.
+    public static let shutdownGraceSeconds: Double = 5
 }

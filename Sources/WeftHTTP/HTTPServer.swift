@@ -21,7 +21,7 @@ public final class HTTPServer: @unchecked Sendable {
     private let metrics: HTTPMetrics
     private let logger: Logger
     private let lock = NSLock()
-    private var task: Task<Void, Never>?
+    private var server: GracefulServer?
 
     /// A server over `replica`, authenticating with `access`.
     ///
@@ -59,15 +59,11 @@ public final class HTTPServer: @unchecked Sendable {
             },
             logger: logger)
         let logger = self.logger
-        let task = Task {
-            do {
-                try await application.run()
-            } catch {
-                logger.error("the HTTP server stopped", metadata: ["error": "\(error)"])
-            }
+        let server = GracefulServer(running: application, logger: logger) { error in
+            if let error { logger.error("the HTTP server stopped", metadata: ["error": "\(error)"]) }
             stream.finish()
         }
-        lock.withLock { self.task = task }
+        lock.withLock { self.server = server }
         for await port in bound {
             if let port { return port }
         }
@@ -84,9 +80,8 @@ public final class HTTPServer: @unchecked Sendable {
     public func stop() async {
         streams.closeAll()
         metrics.stop()
-        let task = lock.withLock { self.task }
-        task?.cancel()
-        await task?.value
+        let server = lock.withLock { self.server }
+        await server?.stop()
     }
 }
 

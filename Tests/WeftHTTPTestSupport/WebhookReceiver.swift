@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import WeftHTTP
 
 /// A real HTTP receiver on 127.0.0.1 and an ephemeral port: records each `POST /hook` and answers 200,
 /// or 500 while `failing` is set.
@@ -27,7 +28,7 @@ public final class WebhookReceiver: @unchecked Sendable {
     private var received: [Delivery] = []
     private var failingNow = false
     private var attemptsNow = 0
-    private var task: Task<Void, Never>?
+    private var server: GracefulServer?
 
     public var deliveries: [Delivery] { lock.withLock { received } }
     public var attempts: Int { lock.withLock { attemptsNow } }
@@ -61,11 +62,8 @@ public final class WebhookReceiver: @unchecked Sendable {
                 stream.yield(channel.localAddress?.port)
                 stream.finish()
             }, logger: logger)
-        let task = Task {
-            try? await application.run()
-            stream.finish()
-        }
-        lock.withLock { self.task = task }
+        let server = GracefulServer(running: application, logger: logger) { _ in stream.finish() }
+        lock.withLock { self.server = server }
         for await port in bound {
             if let port { return port }
         }
@@ -73,9 +71,8 @@ public final class WebhookReceiver: @unchecked Sendable {
     }
 
     public func stop() async {
-        let task = lock.withLock { self.task }
-        task?.cancel()
-        await task?.value
+        let server = lock.withLock { self.server }
+        await server?.stop()
     }
 }
 
