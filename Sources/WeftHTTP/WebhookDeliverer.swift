@@ -97,8 +97,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
     private var bookListener: UUID?
     private let accessListener = UUID()
     private var counts = Counts()
-    private let wakes: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
+    private let wake = WakeSignal()
 
     /// A deliverer for `replica`'s subscriptions through `endpoints`.
     ///
@@ -122,7 +121,6 @@ public final class WebhookDeliverer: @unchecked Sendable {
         self.transport = transport
         self.clock = clock
         self.jitter = jitter
-        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Deliveries acknowledged and attempts failed since start.
@@ -150,7 +148,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
             stopping = true
             return self.task
         }
-        wake.finish()
+        wake.close()
         await task?.value
     }
 
@@ -158,7 +156,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
 
     private func poke() {
         lock.withLock { dirty = true }
-        wake.yield()
+        wake.signal()
     }
 
     private func run() async {
@@ -174,20 +172,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
             }
             // Sleeps until a change wakes it or the next retry is due, never longer than a second.
             let wait = min(max((retryAt ?? Int64.max) - clock(), 1), 1_000)
-            await waitForWake(milliseconds: wait)
-        }
-    }
-
-    private func waitForWake(milliseconds: Int64) async {
-        let wakes = self.wakes
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                var iterator = wakes.makeAsyncIterator()
-                _ = await iterator.next()
-            }
-            group.addTask { try? await Task.sleep(for: .milliseconds(milliseconds)) }
-            _ = await group.next()
-            group.cancelAll()
+            await wake.wait(milliseconds: wait)
         }
     }
 
