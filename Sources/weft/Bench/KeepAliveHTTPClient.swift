@@ -20,23 +20,10 @@ final class KeepAliveHTTPClient: @unchecked Sendable {
 
     /// Connects to 127.0.0.1:`port`.
     init(port: Int) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw Failure(description: "no socket") }
-        var noDelay: Int32 = 1
-        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            Glibc.close(descriptor)
+        guard let descriptor = loopbackSocket(port: port, noDelay: true) else {
             throw Failure(description: "cannot connect to 127.0.0.1:\(port)")
         }
+        self.descriptor = descriptor
     }
 
     deinit { Glibc.close(descriptor) }
@@ -121,4 +108,28 @@ final class KeepAliveHTTPClient: @unchecked Sendable {
         guard count > 0 else { throw Failure(description: "the server closed the connection") }
         buffer += chunk[0..<count]
     }
+}
+
+/// A TCP socket connected to 127.0.0.1:`port`, or nil when it cannot be made or connected.
+func loopbackSocket(port: Int, noDelay: Bool = false) -> Int32? {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { return nil }
+    if noDelay {
+        var on: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+    }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard connected == 0 else {
+        Glibc.close(descriptor)
+        return nil
+    }
+    return descriptor
 }
