@@ -3,7 +3,7 @@ import Testing
 
 /// Input that a careless script or a probe gives the client commands: empty and root paths, integers no
 /// value holds, bytes that are not UTF-8, values that start with a dash, an increment the daemon refuses.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct ClientCommandInputTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct ClientCommandInputTests {
     static let name = "hub"
     static let nobody = ["--server", "127.0.0.1:1"]
 

@@ -3,7 +3,7 @@ import Testing
 
 /// Client commands at the edges of their lives: bad input, an output that goes away or fails, a server
 /// that is not a daemon.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct ClientCommandIntegrationTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct ClientCommandIntegrationTests {
     static let name = "hub"
 
     static func client(_ daemon: Daemon, _ arguments: [String], input: Data = Data()) throws -> (

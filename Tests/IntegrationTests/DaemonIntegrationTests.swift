@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Real `weft serve` processes on 127.0.0.1 with ephemeral ports, driven by real `weft` client commands.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct DaemonIntegrationTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct DaemonIntegrationTests {
     static let clientToken = "integration client secret, long enough"
     static let meshToken = "integration mesh secret shared by every daemon"
 

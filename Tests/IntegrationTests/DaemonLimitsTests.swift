@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// What a probe gets from a daemon at its limits before authentication (Docs/SECURITY.md).
-@Suite(.serialized, .timeLimit(.minutes(2))) struct DaemonLimitsTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct DaemonLimitsTests {
     /// With every slot taken by idle connections, a real client got "connectionLost: the connection
     /// closed" (exit 3) and no reason; it now hears "too many connections", and the log names the limit.
     @Test func aClientPastTheConnectionLimitIsToldWhy() throws {

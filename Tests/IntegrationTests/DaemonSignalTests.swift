@@ -4,7 +4,7 @@ import Testing
 import WeftCore
 
 /// SIGINT and SIGTERM sent to `weft serve` at moments a stop used to go wrong: while the replica loads.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct DaemonSignalTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct DaemonSignalTests {
     /// Enough ops that a debug daemon takes about a second and a half to load them: the window the
     /// signals are sent in, much longer than the few milliseconds the test takes to send them.
     static let opsInFile = 40_000

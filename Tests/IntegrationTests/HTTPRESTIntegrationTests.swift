@@ -6,7 +6,7 @@ import Testing
 #endif
 
 /// A real `weft serve --http` talked to over loopback with URLSession (and raw sockets for event streams).
-@Suite(.serialized, .timeLimit(.minutes(3))) struct HTTPRESTIntegrationTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct HTTPRESTIntegrationTests {
     static let adminToken = DaemonIntegrationTests.clientToken
     static let aliceToken = "alice's http secret, long enough for a token"
 

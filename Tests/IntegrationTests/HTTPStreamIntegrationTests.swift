@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Event streams of `weft serve --http`, read over a raw socket as `curl -N` would.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct HTTPStreamIntegrationTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct HTTPStreamIntegrationTests {
     /// One `text/event-stream` response read as it arrives.
     final class EventStream {
         let socket: Int32

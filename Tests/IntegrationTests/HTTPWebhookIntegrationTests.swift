@@ -4,7 +4,7 @@ import WeftHTTPTestSupport
 
 /// A real `weft serve --http --webhooks` delivering to a real receiver: subscriptions made over REST and
 /// the binary protocol, signatures, retries after the receiver fails, and delivery after a kill -9.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct HTTPWebhookIntegrationTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct HTTPWebhookIntegrationTests {
     static let secret = "the hook's signing secret, 32 b."
 
     /// Polls `condition` every 20 ms, at most `seconds`, suspending between polls: the receiver answers

@@ -4,7 +4,7 @@ import Testing
 /// A hub (`weft serve --role hub --rules`) serving two leaf daemons each limited to its own store
 /// (`peer leafN readwrite /stores/$name/**`): writes on the hub and on each leaf, and each leaf ends
 /// with exactly its share of the hub's tree while the hub holds everything.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct PartialPeerIntegrationTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct PartialPeerIntegrationTests {
     static let leaf1Token = "leaf1's peer secret, long enough for a token"
     static let leaf2Token = "leaf2's peer secret, long enough for a token"
     static let adminToken = DaemonIntegrationTests.clientToken

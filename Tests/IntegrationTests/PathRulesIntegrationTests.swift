@@ -3,7 +3,7 @@ import Testing
 
 /// `weft serve --rules`: two clients each kept to their own subtree across every command, a client token
 /// refused as a peer, and a reload on SIGHUP that ends what a client lost and keeps what others hold.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct PathRulesIntegrationTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct PathRulesIntegrationTests {
     static let aliceToken = "alice's secret, long enough for a token"
     static let bobToken = "bob's secret, long enough for a token too"
     static let adminToken = DaemonIntegrationTests.clientToken

@@ -3,7 +3,7 @@ import Testing
 
 /// `weft query` against a real `weft serve`: one-shot results in order, `--watch` while another client
 /// writes, and bad queries refused with exit 2 before connecting.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct QueryCommandIntegrationTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct QueryCommandIntegrationTests {
     static let name = "hub"
 
     static func client(_ daemon: Daemon, _ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {

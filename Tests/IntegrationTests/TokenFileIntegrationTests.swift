@@ -3,7 +3,7 @@ import Testing
 
 /// How `weft serve` reads its token file: every entry it holds is usable, and a file it cannot use
 /// stops it at start with a clear error.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct TokenFileIntegrationTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct TokenFileIntegrationTests {
     static let clientToken = DaemonIntegrationTests.clientToken
 
     @Test func aTokenFileWithWindowsLineEndingsAuthenticatesEveryEntry() throws {

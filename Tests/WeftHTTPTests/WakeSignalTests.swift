@@ -5,7 +5,7 @@ import Testing
 
 /// The webhook deliverer's wake-up: a wait that timed out must leave it able to wait again (an
 /// `AsyncStream` finished itself there, and the deliverer's loop spun a core from then on).
-@Suite(.timeLimit(.minutes(1))) struct WakeSignalTests {
+@Suite(.timeLimit(.minutes(5))) struct WakeSignalTests {
     /// Set once a wait has returned.
     final class Flag: @unchecked Sendable {
         private let lock = NSLock()

@@ -6,7 +6,7 @@ import WeftHTTP
 import WeftHTTPTestSupport
 
 /// The deliverer against a real local receiver, over a replica in a temporary file.
-@Suite(.serialized, .timeLimit(.minutes(1))) struct WebhookDeliveryTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct WebhookDeliveryTests {
     static let secret = "a webhook secret of 32 bytes ok!"
 
     /// A scratch directory, a replica in it, a receiver, and a deliverer with fast retries.

@@ -9,7 +9,7 @@ private func delays(_ policy: inout BackoffPolicy, seed: UInt64, count: Int) -> 
     return (0..<count).map { _ in policy.nextDelay(using: &random) }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct BackoffPolicyDelayTests {
+@Suite(.timeLimit(.minutes(5))) struct BackoffPolicyDelayTests {
     @Test func delaysStartAtTheMinimumBandAndNeverShrinkUntilTheCap() {
         let min = NetLimits.reconnectDelayMillisecondsMin
         let max = NetLimits.reconnectDelayMillisecondsMax

@@ -22,7 +22,7 @@ private struct PausedServer {
     }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct ConnectionBackpressureTests {
+@Suite(.timeLimit(.minutes(5))) struct ConnectionBackpressureTests {
     @Test func aPausedReaderMakesTheWriterReportBackpressureUntilItResumes() async throws {
         try await withLoop { loop in
             let server = try await PausedServer.start(on: loop)

@@ -3,7 +3,7 @@ import WeftCore
 
 @testable import WeftNet
 
-@Suite(.timeLimit(.minutes(1))) struct ConnectionEchoTests {
+@Suite(.timeLimit(.minutes(5))) struct ConnectionEchoTests {
     @Test func bytesSentToAnEchoServerComeBackUnchanged() async throws {
         try await withLoop { loop in
             let port = try await startEchoServer(on: loop)

@@ -19,7 +19,7 @@ private func attempt(
     return try await outcome.value(within: timeoutMilliseconds + 5_000, "connect to \(host):\(port)")
 }
 
-@Suite(.timeLimit(.minutes(1))) struct ConnectionEstablishingTests {
+@Suite(.timeLimit(.minutes(5))) struct ConnectionEstablishingTests {
     @Test func connectingToAPortNobodyListensOnFailsWithConnectionRefused() async throws {
         try await withLoop { loop in
             let reserved = try ReservedPort()

@@ -21,7 +21,7 @@ private func produce(_ count: Int, as producer: Int, on loop: EventLoop, into ru
     }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct EventLoopExecuteTests {
+@Suite(.timeLimit(.minutes(5))) struct EventLoopExecuteTests {
     @Test func closuresQueuedFromManyThreadsAllRunOnTheLoopThreadInEachThreadsOrder() async throws {
         let loop = try EventLoop(label: "weft.net.test.producers")
         defer { loop.shutdown() }

@@ -3,7 +3,7 @@ import Testing
 
 @testable import WeftNet
 
-@Suite(.timeLimit(.minutes(1))) struct EventLoopShutdownTests {
+@Suite(.timeLimit(.minutes(5))) struct EventLoopShutdownTests {
     @Test func shutdownClosesEveryHandleAndEndsTheThread() async throws {
         let loop = try EventLoop(label: "weft.net.test.shutdown")
         let port = try await startEchoServer(on: loop)

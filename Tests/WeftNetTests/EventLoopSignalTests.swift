@@ -8,7 +8,7 @@ import Testing
     import Darwin
 #endif
 
-@Suite(.timeLimit(.minutes(1))) struct EventLoopSignalTests {
+@Suite(.timeLimit(.minutes(5))) struct EventLoopSignalTests {
     @Test func aWatchedSignalRunsItsHandlerOnTheLoopThread() async throws {
         try await withLoop { loop in
             let received = Recorder<Bool>()

@@ -2,7 +2,7 @@ import Testing
 
 @testable import WeftNet
 
-@Suite(.timeLimit(.minutes(1))) struct EventLoopTimerTests {
+@Suite(.timeLimit(.minutes(5))) struct EventLoopTimerTests {
     @Test func aOneShotTimerFiresOnceAfterItsDelay() async throws {
         try await withLoop { loop in
             let clock = ContinuousClock()

@@ -2,7 +2,7 @@ import Testing
 
 @testable import WeftNet
 
-@Suite(.timeLimit(.minutes(1))) struct NetLimitsTests {
+@Suite(.timeLimit(.minutes(5))) struct NetLimitsTests {
     @Test func reconnectDelaysAreOrderedAndPositive() {
         #expect(NetLimits.reconnectDelayMillisecondsMin > 0)
         #expect(NetLimits.reconnectDelayMillisecondsMin <= NetLimits.reconnectDelayMillisecondsMax)

@@ -2,7 +2,7 @@ import Testing
 
 @testable import WeftNet
 
-@Suite(.timeLimit(.minutes(1))) struct ListenerAcceptingTests {
+@Suite(.timeLimit(.minutes(5))) struct ListenerAcceptingTests {
     @Test func aClosedListenerRefusesNewClientsButKeepsItsConnections() async throws {
         try await withLoop { loop in
             let echoed = ByteRecorder()

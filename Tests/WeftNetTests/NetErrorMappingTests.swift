@@ -3,7 +3,7 @@ import Testing
 
 @testable import WeftNet
 
-@Suite(.timeLimit(.minutes(1))) struct NetErrorMappingTests {
+@Suite(.timeLimit(.minutes(5))) struct NetErrorMappingTests {
     @Test func libuvStatusesMapToTypedCodesWithTheirText() {
         let error = NetError(uvStatus: UV_EADDRINUSE.rawValue, context: "bind 127.0.0.1:7700")
         #expect(error.code == .addressInUse)

@@ -8,7 +8,7 @@ private func quickBackoff() throws -> BackoffPolicy {
     try BackoffPolicy(delayMillisecondsMin: 5, delayMillisecondsMax: 40)
 }
 
-@Suite(.timeLimit(.minutes(1))) struct ReconnectorLifecycleTests {
+@Suite(.timeLimit(.minutes(5))) struct ReconnectorLifecycleTests {
     @Test func itReconnectsEachTimeThePeerDropsTheConnection() async throws {
         try await withLoop { loop in
             let accepted = Recorder<Int>()

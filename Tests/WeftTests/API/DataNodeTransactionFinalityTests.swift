@@ -8,7 +8,7 @@ import WeftCore
 /// longer change (the write is stable), so two racers for the last units are never both told they won,
 /// and a reservation reported committed is never rejected later, even when a third replica that sold
 /// units offline comes back.
-@Suite(.timeLimit(.minutes(2)), .serialized) struct DataNodeTransactionFinalityTests {
+@Suite(.timeLimit(.minutes(5)), .serialized) struct DataNodeTransactionFinalityTests {
     private static let secret = "a long secret shared by the whole group"
     private static let waitLimit = Duration.seconds(20)
 

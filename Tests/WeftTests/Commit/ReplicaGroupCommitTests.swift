@@ -6,7 +6,7 @@ import WeftStore
 @_spi(Engine) @testable import Weft
 
 /// Group commit: batching, waiting for durability, backpressure and failed commits.
-@Suite(.timeLimit(.minutes(1))) struct ReplicaGroupCommitTests {
+@Suite(.timeLimit(.minutes(5))) struct ReplicaGroupCommitTests {
     @Test(arguments: ReplicaKind.allCases)
     func manyWritesShareFewCommits(kind: ReplicaKind) async throws {
         let fixture = try ReplicaFixture(kind) { $0.groupCommitDelayMilliseconds = 5 }

@@ -4,7 +4,7 @@ import WeftCore
 
 @_spi(Engine) @testable import Weft
 
-@Suite(.timeLimit(.minutes(1))) struct ModelFieldTests {
+@Suite(.timeLimit(.minutes(5))) struct ModelFieldTests {
     /// A stored post with every field given.
     static func insertPost(in replica: Replica, author: Person? = nil) async throws -> Post {
         let post = Post()

@@ -10,7 +10,7 @@ import WeftCore
 
 @_spi(Engine) @testable import Weft
 
-@Suite(.timeLimit(.minutes(2))) struct ModelLiveQueryTests {
+@Suite(.timeLimit(.minutes(5))) struct ModelLiveQueryTests {
     /// One of a few typed queries, chosen by `choice`.
     static func query(_ replica: Replica, _ choice: UInt64, threshold: Int) throws -> FetchedResult<Post> {
         let fetch = replica.fetch(for: Post.self)

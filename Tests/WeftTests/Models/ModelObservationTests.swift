@@ -4,7 +4,7 @@ import WeftCore
 
 @_spi(Engine) @testable import Weft
 
-@Suite(.timeLimit(.minutes(1))) struct ModelObservationTests {
+@Suite(.timeLimit(.minutes(5))) struct ModelObservationTests {
     @Test("typed key paths observe their fields only, nested fields included")
     func observesTheNamedFields() async throws {
         let fixture = try ReplicaFixture(.memory)

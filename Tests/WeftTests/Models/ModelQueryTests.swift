@@ -4,7 +4,7 @@ import WeftCore
 
 @_spi(Engine) @testable import Weft
 
-@Suite(.timeLimit(.minutes(1))) struct ModelQueryTests {
+@Suite(.timeLimit(.minutes(5))) struct ModelQueryTests {
     static let colors: [Color] = [.red, .green, .blue]
 
     /// A replica holding `count` posts with random priorities and colors, written as models.

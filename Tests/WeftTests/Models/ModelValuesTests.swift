@@ -4,7 +4,7 @@ import WeftCore
 
 @_spi(Engine) @testable import Weft
 
-@Suite(.timeLimit(.minutes(1))) struct ModelValuesTests {
+@Suite(.timeLimit(.minutes(5))) struct ModelValuesTests {
     @Test("append, insert, move and remove keep the order they say")
     func orderOperations() async throws {
         let fixture = try ReplicaFixture(.memory)

@@ -7,7 +7,7 @@ import WeftStore
 
 /// Indexes live in the database file, in step with the tree: a reopened replica finds them ready (no
 /// rebuild), after a clean shutdown or a kill -9 at any moment of writing.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct DataQueryIndexPersistenceTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct DataQueryIndexPersistenceTests {
     @Test(arguments: ReplicaKind.allCases)
     func indexesSurviveAReopenWithoutARebuild(kind: ReplicaKind) async throws {
         let fixture = try ReplicaFixture(kind)

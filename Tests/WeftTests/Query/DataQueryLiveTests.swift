@@ -10,7 +10,7 @@ import Testing
 @_spi(Engine) @testable import Weft
 @testable import WeftCore
 
-@Suite(.timeLimit(.minutes(3))) struct DataQueryLiveTests {
+@Suite(.timeLimit(.minutes(5))) struct DataQueryLiveTests {
     static let items = Path(uncheckedKeys: ["items"])
 
     /// A replica holding `/items/k0` … with a score each.

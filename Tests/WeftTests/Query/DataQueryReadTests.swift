@@ -10,7 +10,7 @@ import Testing
 @_spi(Engine) @testable import Weft
 @testable import WeftCore
 
-@Suite(.timeLimit(.minutes(2))) struct DataQueryReadTests {
+@Suite(.timeLimit(.minutes(5))) struct DataQueryReadTests {
     struct Post: Codable, Equatable {
         var title: String
         var score: Int

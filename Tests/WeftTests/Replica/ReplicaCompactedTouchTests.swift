@@ -8,7 +8,7 @@ import WeftStore
 /// The transaction rule counts ops already folded into the base, across a restart: a replica that
 /// compacted, closed and reopened decides a late transaction as one that never restarted, and as the
 /// reference fold does.
-@Suite(.timeLimit(.minutes(1))) struct ReplicaCompactedTouchTests {
+@Suite(.timeLimit(.minutes(5))) struct ReplicaCompactedTouchTests {
     private static let start: UInt64 = 1_700_000_000_000
 
     /// Remote ops: `a` writes inside `/doc`, `b` writes elsewhere; both are then compacted.

@@ -6,7 +6,7 @@ import WeftStore
 @_spi(Engine) @testable import Weft
 
 /// Compaction: stable ops fold into the base, in memory and in the file, without changing the state.
-@Suite(.timeLimit(.minutes(1))) struct ReplicaCompactionTests {
+@Suite(.timeLimit(.minutes(5))) struct ReplicaCompactionTests {
     @Test(arguments: ReplicaKind.allCases)
     func compactionKeepsTheStateAndDigestAndShrinksTheFile(kind: ReplicaKind) async throws {
         let fixture = try ReplicaFixture(kind)

@@ -8,7 +8,7 @@ import WeftStore
 /// Crash safety with real processes: `weft _crash-writer` writes and prints each op once durable; the
 /// test kills it with SIGKILL at random moments, reopens the file, and checks that every op reported
 /// durable is there and that the tree is the fold of the log.
-@Suite(.serialized, .timeLimit(.minutes(3))) struct ReplicaCrashTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct ReplicaCrashTests {
     /// The `weft` executable built next to the test bundle (`swift build --build-tests` builds both).
     static let writer: URL? = {
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()

@@ -9,7 +9,7 @@ import WeftCore
 /// that every later write and node read repeats. It never crashes, and a write on a replica that loaded becomes
 /// durable: no damage may leave a write waiting for ever (one did, before the load checked the
 /// replica's own ops for a gap).
-@Suite(.timeLimit(.minutes(1))) struct ReplicaDamagedFileTests {
+@Suite(.timeLimit(.minutes(5))) struct ReplicaDamagedFileTests {
     @Test func aFileDamagedAtRandomOpensLoadsOrFailsWithATypedErrorAndNeverHangsAWrite() async throws {
         let directory = try TemporaryDirectory.make()
         defer { try? FileManager.default.removeItem(at: directory) }

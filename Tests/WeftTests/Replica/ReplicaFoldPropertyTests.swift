@@ -11,7 +11,7 @@ import WeftStore
 /// from its file, and the tree stored in the file all equal the reference fold of every op it made or
 /// received. The simulator checks the engine and the store this way; this checks the `Replica` layer
 /// above them (group commit, preserved regions, base overrides, the lazy load).
-@Suite(.timeLimit(.minutes(2))) struct ReplicaFoldPropertyTests {
+@Suite(.timeLimit(.minutes(5))) struct ReplicaFoldPropertyTests {
     @Test(arguments: Array(1...16) as [UInt64])
     func aReplicaLandsOnTheFoldOfEverythingItMadeOrReceived(seed: UInt64) async throws {
         let fixture = try ReplicaFixture(.sqlite, seed: seed + 1000)

@@ -7,7 +7,7 @@ import WeftStore
 @_spi(Engine) @testable import Weft
 
 /// Every file a replica refuses to open, with the error an app can match and a message it can show.
-@Suite(.timeLimit(.minutes(1))) struct ReplicaOpenErrorTests {
+@Suite(.timeLimit(.minutes(5))) struct ReplicaOpenErrorTests {
     private func openError(_ path: String, options: ReplicaOptions = ReplicaOptions()) -> WeftError? {
         #expect(throws: WeftError.self) { try Replica.open(at: path, options: options) }
     }

@@ -6,7 +6,7 @@ import WeftStore
 @_spi(Engine) @testable import Weft
 
 /// The door of the sync layer: remote ops, the log read for peers, acknowledgement and stability.
-@Suite(.timeLimit(.minutes(1))) struct ReplicaRemoteTests {
+@Suite(.timeLimit(.minutes(5))) struct ReplicaRemoteTests {
     @Test(arguments: ReplicaKind.allCases)
     func remoteOpsMergePersistAndReachListenersAsNotPending(kind: ReplicaKind) async throws {
         let fixture = try ReplicaFixture(kind)

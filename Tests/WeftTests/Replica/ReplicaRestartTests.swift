@@ -7,7 +7,7 @@ import WeftStore
 @_spi(Engine) @testable import Weft
 
 /// Restarting a replica: state, clock, sequences, and the lazy load of a reopened file.
-@Suite(.timeLimit(.minutes(1))) struct ReplicaRestartTests {
+@Suite(.timeLimit(.minutes(5))) struct ReplicaRestartTests {
     @Test(arguments: ReplicaKind.allCases)
     func aReopenedReplicaHasTheSameStateVersionVectorAndDigest(kind: ReplicaKind) async throws {
         let fixture = try ReplicaFixture(kind)

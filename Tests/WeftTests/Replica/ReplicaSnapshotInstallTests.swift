@@ -9,7 +9,7 @@ import WeftSync
 /// A replica that joins after another compacted installs that replica's snapshot: its state becomes
 /// the snapshot's base with its own ops replayed on top, and the tail of the log then brings both to
 /// the fold of every op.
-@Suite(.timeLimit(.minutes(1))) struct ReplicaSnapshotInstallTests {
+@Suite(.timeLimit(.minutes(5))) struct ReplicaSnapshotInstallTests {
     /// A source replica that merged 300 workload ops and made 12 of its own, compacted up to the middle
     /// of what it knows, then merged 100 more: every op it knows, and the compaction's frontier.
     static func compactedSource(_ kind: ReplicaKind) async throws -> (ReplicaFixture, [Op], Stamp) {

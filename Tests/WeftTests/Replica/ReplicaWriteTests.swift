@@ -6,7 +6,7 @@ import WeftStore
 @_spi(Engine) @testable import Weft
 
 /// Local writes, run against an in-memory and an SQLite replica.
-@Suite(.timeLimit(.minutes(1))) struct ReplicaWriteTests {
+@Suite(.timeLimit(.minutes(5))) struct ReplicaWriteTests {
     @Test(arguments: ReplicaKind.allCases)
     func aWriteIsVisibleAtOnceAndDurableAfterItsGroupCommit(kind: ReplicaKind) async throws {
         let fixture = try ReplicaFixture(kind)

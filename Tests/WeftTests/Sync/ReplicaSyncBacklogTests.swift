@@ -13,7 +13,7 @@ import WeftCore
 /// The backlog a replica's sync status shows for a peer it dials (`opsBehind`) while that peer is out
 /// of reach: it showed the last connected session's count (or 0 for a peer never reached), so writes
 /// made offline, exactly those waiting to sync, did not show.
-@Suite(.timeLimit(.minutes(1)), .serialized) struct ReplicaSyncBacklogTests {
+@Suite(.timeLimit(.minutes(5)), .serialized) struct ReplicaSyncBacklogTests {
     static let secret = "a long secret shared by both replicas"
 
     static func quiet() -> ReplicaSyncOptions {

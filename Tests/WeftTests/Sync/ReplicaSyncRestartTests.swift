@@ -9,7 +9,7 @@ import WeftCore
 /// A leaf that restarts and dials its hub again: it does not remember which member is its hub, and
 /// counted the hub's first acknowledgement before it learned it. It then called stable what a member
 /// lacked, and compacted past what its hub had.
-@Suite(.timeLimit(.minutes(1)), .serialized) struct ReplicaSyncRestartTests {
+@Suite(.timeLimit(.minutes(5)), .serialized) struct ReplicaSyncRestartTests {
     static let secret = "a long secret shared by the whole mesh"
 
     static func quiet(_ role: ReplicaSyncOptions.Role = .peer, name: String = "") -> ReplicaSyncOptions {

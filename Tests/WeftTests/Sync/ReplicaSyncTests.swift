@@ -12,7 +12,7 @@ import WeftCore
 
 /// Embedded sync: `listen(on:token:)`, `connect(to:token:)`, the sync status, and shutdown, with two
 /// in-process replicas over 127.0.0.1 on a port the system chooses.
-@Suite(.timeLimit(.minutes(1)), .serialized) struct ReplicaSyncTests {
+@Suite(.timeLimit(.minutes(5)), .serialized) struct ReplicaSyncTests {
     private static let secret = "a long secret shared by both replicas"
 
     /// Collects what a status sequence yields, until it ends.

@@ -8,7 +8,7 @@ import WeftSync
 /// Waiting for sync and reading what it does: `waitUntilSynced(timeout:)`, `connect(…waitUntilConnected:)`
 /// (with a wrong token, and with nobody listening), the receipt of an increment, and the activity level
 /// in `syncStatus`.
-@Suite(.timeLimit(.minutes(1)), .serialized) struct ReplicaSyncWaitTests {
+@Suite(.timeLimit(.minutes(5)), .serialized) struct ReplicaSyncWaitTests {
     private static let secret = "a long secret shared by both replicas"
     private static let waitLimit = Duration.seconds(20)
 

@@ -7,7 +7,7 @@ import WeftSync
 @_spi(Engine) @testable import Weft
 
 /// `SyncClient.query` and live queries against a daemon's driver on a real replica.
-@Suite(.timeLimit(.minutes(1))) struct SyncClientQueryTests {
+@Suite(.timeLimit(.minutes(5))) struct SyncClientQueryTests {
     static let clientToken = try! AuthToken(string: "the command line's own secret")
 
     static func served(_ body: (Replica, SyncClient) async throws -> Void) async throws {

@@ -5,7 +5,7 @@ import WeftSync
 
 @_spi(Engine) @testable import Weft
 
-@Suite(.timeLimit(.minutes(1))) struct SyncClientRequestTests {
+@Suite(.timeLimit(.minutes(5))) struct SyncClientRequestTests {
     static let clientToken = try! AuthToken(string: "the command line's own secret")
 
     /// A hub for node 0 that serves clients named "cli", introducing itself as "hub".

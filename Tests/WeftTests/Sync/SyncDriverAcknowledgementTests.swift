@@ -9,7 +9,7 @@ import WeftSync
 /// Acks drive write receipts: `.acknowledged` once a hub or a peer holds a write durably, `.stable` once
 /// every member does, and the stable frontier lets compaction fold the log. Real SQLite replicas, real
 /// drivers, loopback TCP.
-@Suite(.timeLimit(.minutes(1))) struct SyncDriverAcknowledgementTests {
+@Suite(.timeLimit(.minutes(5))) struct SyncDriverAcknowledgementTests {
     static let token = try! AuthToken(string: "acknowledgement tests shared secret")
 
     /// A driver over `replica` that trusts every replica in `others` with the shared token.

@@ -4,7 +4,7 @@ import WeftSync
 
 @_spi(Engine) @testable import Weft
 
-@Suite(.timeLimit(.minutes(1))) struct SyncDriverConvergenceTests {
+@Suite(.timeLimit(.minutes(5))) struct SyncDriverConvergenceTests {
     @Test func twoDriversOverLoopbackConvergeOnWritesMadeBeforeAndAfterConnecting() async throws {
         let (hub, hubTarget) = try SyncFixture.driver(node: 0, others: [1])
         let (peer, peerTarget) = try SyncFixture.driver(node: 1, others: [0])

@@ -11,7 +11,7 @@ import WeftSync
 /// The bound is in rounds, not wall time: a leaf's write to `.stable` takes at most a few times its write
 /// to `.acknowledged` (one round to the hub and back, with the commits on the way), measured in the same
 /// run. `weft bench sync` measures the speed itself.
-@Suite(.timeLimit(.minutes(1))) struct SyncDriverPromptStabilityTests {
+@Suite(.timeLimit(.minutes(5))) struct SyncDriverPromptStabilityTests {
     static let token = try! AuthToken(string: "prompt stability tests shared secret")
     /// Stability takes about two rounds to the hub (the other leaf's copy, then the hub's announcement).
     static let roundsMax = 6.0

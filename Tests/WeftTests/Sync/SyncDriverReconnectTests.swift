@@ -7,7 +7,7 @@ import WeftSync
 
 @_spi(Engine) @testable import Weft
 
-@Suite(.timeLimit(.minutes(1))) struct SyncDriverReconnectTests {
+@Suite(.timeLimit(.minutes(5))) struct SyncDriverReconnectTests {
     @Test func aDroppedConnectionIsRedialledAndTheSessionResumesFromVersionVectors() async throws {
         let hubTarget = EngineTarget(node: 0)
         var hub = try SyncDriver(target: hubTarget, configuration: SyncFixture.configuration(node: 0, others: [1]))

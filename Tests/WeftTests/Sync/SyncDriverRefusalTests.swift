@@ -4,7 +4,7 @@ import WeftSync
 
 @_spi(Engine) @testable import Weft
 
-@Suite(.timeLimit(.minutes(1))) struct SyncDriverRefusalTests {
+@Suite(.timeLimit(.minutes(5))) struct SyncDriverRefusalTests {
     @Test func aPeerWithTheWrongTokenIsRefusedAndTheRefusalIsLogged() async throws {
         let logs = LogRecorder()
         let (hub, hubTarget) = try SyncFixture.driver(node: 0, others: [1], logs: logs)

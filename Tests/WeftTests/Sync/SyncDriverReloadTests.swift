@@ -6,7 +6,7 @@ import WeftSync
 
 /// ``SyncDriver/updateTokens(_:)``: new tokens and rules reach open sessions without dropping those they
 /// still allow.
-@Suite(.timeLimit(.minutes(1))) struct SyncDriverReloadTests {
+@Suite(.timeLimit(.minutes(5))) struct SyncDriverReloadTests {
     @Test func aReloadClosesThePeerWhoseTokenWentAndKeepsThePeerWhoseTokenStayed() async throws {
         let logs = LogRecorder()
         let (hub, hubTarget) = try SyncFixture.driver(node: 0, others: [1, 2], logs: logs)

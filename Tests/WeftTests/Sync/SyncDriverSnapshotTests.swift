@@ -8,7 +8,7 @@ import WeftSync
 
 /// A replica that joins after the hub compacted gets the hub's compacted base as a snapshot, installs
 /// it, and then the tail: real SQLite replicas, real drivers, loopback TCP.
-@Suite(.timeLimit(.minutes(1))) struct SyncDriverSnapshotTests {
+@Suite(.timeLimit(.minutes(5))) struct SyncDriverSnapshotTests {
     /// A hub and a leaf on real SQLite files, syncing over loopback once started, and a joiner (with
     /// its own wall clock when given) that dials the hub when asked.
     final class Star {
