@@ -23,8 +23,19 @@ enum FieldCoding {
                     path: path.description)
             }
             return .string(data.base64EncodedString())
+        // An optional field left nil (a fresh object's), without a trip through the JSON encoder.
+        case let optional as any OptionalField where optional.isNone: return .null
         default: return try coding.encode(value, at: path)
         }
+    }
+
+    /// The value a field stores when its object is inserted: the value `assigned`, else the declared
+    /// default, else `T`'s zero; nil when there is none of them.
+    static func inserted<T: Codable>(_ assigned: T?, default defaultValue: T?, coding: ValueCoding, path: Path) throws
+        -> Value?
+    {
+        guard let value = assigned ?? defaultValue ?? FieldRead.zero(T.self) else { return nil }
+        return try encode(value, coding: coding, path: path)
     }
 
     /// A stored value decoded as `T`.
@@ -57,6 +68,16 @@ enum FieldCoding {
     static func zero<T: Decodable>(_ type: T.Type) -> T? {
         try? T(from: ZeroDecoder())
     }
+}
+
+/// An optional, whatever it wraps (for ``FieldCoding/encode(_:coding:path:)``).
+protocol OptionalField {
+    /// True when it holds nothing.
+    var isNone: Bool { get }
+}
+
+extension Optional: OptionalField {
+    var isNone: Bool { self == nil }
 }
 
 /// A decoder that offers the zero of every type it is asked for (see ``FieldCoding/zero(_:)``).

@@ -94,14 +94,23 @@ extension Model {
     /// Records every field's changes (all of its value when inserting) below `node`, then forgets them.
     func recordFields(to writer: any ModelWriter, at node: DataNode, inserting: Bool) throws {
         let schema = ModelSchema.of(type(of: self))
-        let fields = ModelSchema.declaredFields(of: self)
+        let fields = schema.fields(of: self)
         precondition(fields.count == schema.fields.count, "a model's fields are the same on every instance")
-        for ((_, field), (_, key)) in zip(fields, schema.fields) {
+        // An insert puts plain values straight into the object it sets, without a node per field.
+        let collector = inserting ? (writer as? ObjectCollector).flatMap { $0.root == node ? $0 : nil } : nil
+        let coding = node.access.state.coding
+        for (field, (_, key)) in zip(fields, schema.fields) {
             if field.boundKey == nil { field.boundKey = key }
+            if let collector, field.insertsOneValue {
+                if let value = try field.insertedValue(at: try node.location.child(key), coding: coding) {
+                    collector.recordField(value, key: key)
+                }
+                continue
+            }
             field.bindNested(to: source, key: key)
             try field.write(to: writer, at: node.node(at: try node.location.child(key)), inserting: inserting)
         }
-        for (_, field) in fields { field.discardChanges() }
+        for field in fields { field.discardChanges() }
     }
 
     /// Records the deletion of the object at `node` as a relation change (`RelationPlanner`): the node
@@ -151,6 +160,11 @@ final class ObjectCollector: ModelWriter {
             return try base.recordSet(value, at: node)
         }
         _ = object.write(value, at: keys)
+    }
+
+    /// Puts `value` under `key` in the gathered object (a plain field's value, on insert).
+    func recordField(_ value: Value, key: Key) {
+        _ = object.write(value, at: [key][...])
     }
 
     func recordIncrement(by step: Number, at node: DataNode) throws {

@@ -1,6 +1,8 @@
 import Foundation
 import WeftCore
 
+@_spi(Reflection) import Swift
+
 /// A stored field of a model: the property wrappers (`Property`, `SharedProperty`, `Values`, …) conform.
 ///
 /// How a field is declared and bound (for a new wrapper):
@@ -28,12 +30,20 @@ protocol ModelField: AnyObject {
     func discardChanges()
     /// Binds a nested object to the field's node (nested models only).
     func bindNested(to source: ModelSource, key: Key)
+    /// True when inserting the object stores one value at the field's key and nothing else: the insert
+    /// then puts ``insertedValue(at:coding:)`` in the object it sets, without a write of its own.
+    var insertsOneValue: Bool { get }
+    /// The value an insert stores at the field's key, at `path` (nil: nothing), for a field that
+    /// ``insertsOneValue``.
+    func insertedValue(at path: Path, coding: ValueCoding) throws -> Value?
     /// What is wrong with the declaration, if anything (checked once per model type).
     func declarationProblem() -> String?
 }
 
 extension ModelField {
     func bindNested(to source: ModelSource, key: Key) {}
+    var insertsOneValue: Bool { false }
+    func insertedValue(at path: Path, coding: ValueCoding) throws -> Value? { nil }
     func declarationProblem() -> String? { nil }
 
     /// The field's key, binding it on first use from the model type's schema.
@@ -68,6 +78,9 @@ final class ModelSchema: @unchecked Sendable {
     let prototype: Model
     /// The fields in declaration order (superclass fields first): label and key.
     let fields: [(label: String, key: Key)]
+    /// Where each field's wrapper is stored in an instance (bytes from the object's start, in the order
+    /// of `fields`), or nil when the runtime does not give offsets that match the declared fields.
+    private let offsets: [Int]?
     private let lock = NSLock()
     private var keys: [AnyKeyPath: Key] = [:]
 
@@ -102,6 +115,52 @@ final class ModelSchema: @unchecked Sendable {
         }
         self.prototype = prototype
         self.fields = fields
+        offsets = Self.fieldOffsets(of: type, matching: prototype, labels: fields.map(\.0))
+    }
+
+    /// True when the fields are read at offsets (false: by `Mirror`, when the runtime gave no offsets).
+    var readsFieldsAtOffsets: Bool { offsets != nil }
+
+    /// The fields of `model` (an instance of this schema's type) in the order of ``fields``.
+    ///
+    /// Read at the offsets found once per type: a `Mirror` walk per object cost more than the rest of an
+    /// insert or save together (`weft bench models`, Docs/BENCHMARKS.md).
+    func fields(of model: Model) -> [any ModelField] {
+        guard let offsets else { return Self.declaredFields(of: model).map(\.1) }
+        return withExtendedLifetime(model) {
+            let base = UnsafeRawPointer(Unmanaged.passUnretained(model).toOpaque())
+            var found: [any ModelField] = []
+            found.reserveCapacity(offsets.count)
+            for offset in offsets {
+                // The offsets were checked against this type's fields in `init`; a subclass instance
+                // has its own schema.
+                guard let field = base.load(fromByteOffset: offset, as: AnyObject.self) as? any ModelField else {
+                    return Self.declaredFields(of: model).map(\.1)
+                }
+                found.append(field)
+            }
+            return found
+        }
+    }
+
+    /// The offsets of the stored fields of `type` that are model fields, superclass fields first, as the
+    /// runtime's field records give them; nil unless they name exactly `labels` and hold, in `prototype`,
+    /// the very wrappers `Mirror` found.
+    private static func fieldOffsets(of type: Model.Type, matching prototype: Model, labels: [String]) -> [Int]? {
+        var found: [(label: String, offset: Int)] = []
+        // `_EachFieldOptions.classType` (declared as a `static var`, which strict concurrency will not read).
+        let classType = _EachFieldOptions(rawValue: 1 << 0)
+        let complete = _forEachField(of: type, options: classType) { name, offset, fieldType, _ in
+            if fieldType is any ModelField.Type { found.append((String(cString: name), offset)) }
+            return true
+        }
+        guard complete, found.map(\.label) == labels else { return nil }
+        let reflected = declaredFields(of: prototype).map(\.1)
+        let base = UnsafeRawPointer(Unmanaged.passUnretained(prototype).toOpaque())
+        let agrees = withExtendedLifetime(prototype) {
+            zip(found, reflected).allSatisfy { base.load(fromByteOffset: $0.offset, as: AnyObject.self) === $1 }
+        }
+        return agrees ? found.map(\.offset) : nil
     }
 
     /// The fields of `model`, found by reflection: label and field, superclass fields first.

@@ -77,10 +77,10 @@ public final class Nested<N: Model>: ModelField {
         }
     }
 
-    var hasChanges: Bool { ModelSchema.declaredFields(of: object).contains { $0.1.hasChanges } }
+    var hasChanges: Bool { ModelSchema.of(type(of: object)).fields(of: object).contains { $0.hasChanges } }
 
     func discardChanges() {
-        for (_, field) in ModelSchema.declaredFields(of: object) { field.discardChanges() }
+        for field in ModelSchema.of(type(of: object)).fields(of: object) { field.discardChanges() }
     }
 
     func write(to writer: any ModelWriter, at node: DataNode, inserting: Bool) throws {

@@ -84,15 +84,19 @@ public final class Property<T: Codable>: ModelField, QueryableField {
     func discardChanges() { change = nil }
 
     func write(to writer: any ModelWriter, at node: DataNode, inserting: Bool) throws {
-        let value: T
-        if let change {
-            value = change
-        } else if inserting, let initial = defaultValue ?? FieldRead.zero(T.self) {
-            value = initial
-        } else {
-            return
+        let coding = node.access.state.coding
+        if inserting {
+            guard let value = try insertedValue(at: node.location, coding: coding) else { return }
+            try writer.recordSet(value, at: node)
+        } else if let change {
+            try writer.recordSet(FieldCoding.encode(change, coding: coding, path: node.location), at: node)
         }
-        try writer.recordSet(FieldCoding.encode(value, coding: node.access.state.coding, path: node.location), at: node)
+    }
+
+    var insertsOneValue: Bool { true }
+
+    func insertedValue(at path: Path, coding: ValueCoding) throws -> Value? {
+        try FieldCoding.inserted(change, default: defaultValue, coding: coding, path: path)
     }
 }
 
@@ -177,8 +181,14 @@ public final class ReadonlyProperty<T: Codable>: ModelField, QueryableField {
             }
             return
         }
-        guard let value = change ?? defaultValue ?? FieldRead.zero(T.self) else { return }
-        try writer.recordSet(FieldCoding.encode(value, coding: node.access.state.coding, path: node.location), at: node)
+        guard let value = try insertedValue(at: node.location, coding: node.access.state.coding) else { return }
+        try writer.recordSet(value, at: node)
+    }
+
+    var insertsOneValue: Bool { true }
+
+    func insertedValue(at path: Path, coding: ValueCoding) throws -> Value? {
+        try FieldCoding.inserted(change, default: defaultValue, coding: coding, path: path)
     }
 }
 

@@ -151,9 +151,16 @@ public final class SharedProperty<T: Codable>: ModelField, QueryableField {
             try writer.recordSet(FieldCoding.encode(change.value, coding: coding, path: node.location), at: node)
             return
         }
-        if inserting, let initial = defaultValue ?? FieldRead.zero(T.self) {
-            try writer.recordSet(FieldCoding.encode(initial, coding: coding, path: node.location), at: node)
+        if inserting, let value = try insertedValue(at: node.location, coding: coding) {
+            try writer.recordSet(value, at: node)
         }
+    }
+
+    // An increment not yet saved is written as one, after the object.
+    var insertsOneValue: Bool { delta == nil }
+
+    func insertedValue(at path: Path, coding: ValueCoding) throws -> Value? {
+        try FieldCoding.inserted(change?.value, default: defaultValue, coding: coding, path: path)
     }
 }
 

@@ -13,12 +13,17 @@ import WeftCore
 ///   two `batch.set(_:at:)` on the fields' nodes;
 /// - (d) a top-20 typed query through an index, reading two fields of each object, against the same
 ///   `DataQuery` with its rows decoded as an `Decodable` struct.
+///
+/// The writes (b) and (c) are timed by turns, a tenth of the objects typed then the same tenth untyped,
+/// so that the load of a shared machine changing during the run weighs on both sides alike.
 enum ModelBench {
     static let suite = "models"
     /// Objects per batch when writing.
     static let batchSize = 100
     /// Repetitions of the query.
     static let queryRuns = 2_000
+    /// Slices the writes are measured in, typed and untyped by turns.
+    static let turns = 10
 
     final class Item: Model {
         override class var collection: String { "items" }
@@ -51,32 +56,37 @@ enum ModelBench {
         let colors = ["red", "green", "blue"]
         var measurements: [Measurement] = []
 
-        // (b) Inserts: typed, then untyped, the same objects.
-        progress.step("models: inserting \(objects) objects typed, then untyped")
-        let typedInsert = try await seconds {
-            for start in stride(from: 0, to: objects, by: batchSize) {
-                try await replica.performChanges(waitingFor: .pending) { batch in
-                    for number in start..<min(start + batchSize, objects) {
-                        let item = Item()
-                        item.title = "item \(number)"
-                        item.priority = number % 1_000
-                        item.color = colors[number % 3]
-                        item.done = number.isMultiple(of: 2)
-                        item.likes = number % 7
-                        try item.insert(in: batch)
+        // (b) Inserts: typed, then untyped, the same objects, by turns (a slice of each at a time), so
+        // that a change in the machine's load weighs on both sides alike.
+        progress.step("models: inserting \(objects) objects typed, then untyped, by turns")
+        guard let plain = replica.node(for: "/plain") else { throw BenchFailure("no /plain node") }
+        var typedInsert = 0.0
+        var untypedInsert = 0.0
+        for slice in slices(of: objects) {
+            typedInsert += try await seconds {
+                for start in stride(from: slice.lowerBound, to: slice.upperBound, by: batchSize) {
+                    try await replica.performChanges(waitingFor: .pending) { batch in
+                        for number in start..<min(start + batchSize, slice.upperBound) {
+                            let item = Item()
+                            item.title = "item \(number)"
+                            item.priority = number % 1_000
+                            item.color = colors[number % 3]
+                            item.done = number.isMultiple(of: 2)
+                            item.likes = number % 7
+                            try item.insert(in: batch)
+                        }
                     }
                 }
             }
-        }
-        guard let plain = replica.node(for: "/plain") else { throw BenchFailure("no /plain node") }
-        let untypedInsert = try await seconds {
-            for start in stride(from: 0, to: objects, by: batchSize) {
-                try await replica.performChanges(waitingFor: .pending) { batch in
-                    for number in start..<min(start + batchSize, objects) {
-                        let row = Row(
-                            title: "item \(number)", priority: number % 1_000, color: colors[number % 3],
-                            done: number.isMultiple(of: 2), likes: number % 7)
-                        try batch.push(row, under: plain)
+            untypedInsert += try await seconds {
+                for start in stride(from: slice.lowerBound, to: slice.upperBound, by: batchSize) {
+                    try await replica.performChanges(waitingFor: .pending) { batch in
+                        for number in start..<min(start + batchSize, slice.upperBound) {
+                            let row = Row(
+                                title: "item \(number)", priority: number % 1_000, color: colors[number % 3],
+                                done: number.isMultiple(of: 2), likes: number % 7)
+                            try batch.push(row, under: plain)
+                        }
                     }
                 }
             }
@@ -106,25 +116,29 @@ enum ModelBench {
         }
         guard checksum == 0 else { throw BenchFailure("typed and untyped reads differ") }
 
-        // (c) Saves of two changed fields.
-        progress.step("models: saving 2 fields of \(objects) objects, typed then untyped")
-        let typedSave = try await seconds {
-            for start in stride(from: 0, to: objects, by: batchSize) {
-                try await replica.performChanges(waitingFor: .pending) { batch in
-                    for item in bound[start..<min(start + batchSize, objects)] {
-                        item.title = "renamed"
-                        item.priority = 5
-                        try item.save(in: batch)
+        // (c) Saves of two changed fields, by turns as the inserts.
+        progress.step("models: saving 2 fields of \(objects) objects, typed then untyped, by turns")
+        var typedSave = 0.0
+        var untypedSave = 0.0
+        for slice in slices(of: objects) {
+            typedSave += try await seconds {
+                for start in stride(from: slice.lowerBound, to: slice.upperBound, by: batchSize) {
+                    try await replica.performChanges(waitingFor: .pending) { batch in
+                        for item in bound[start..<min(start + batchSize, slice.upperBound)] {
+                            item.title = "renamed"
+                            item.priority = 5
+                            try item.save(in: batch)
+                        }
                     }
                 }
             }
-        }
-        let untypedSave = try await seconds {
-            for start in stride(from: 0, to: objects, by: batchSize) {
-                try await replica.performChanges(waitingFor: .pending) { batch in
-                    for node in nodes[start..<min(start + batchSize, objects)] {
-                        try batch.set("renamed again", at: (node / "title")!)
-                        try batch.set(6, at: (node / "priority")!)
+            untypedSave += try await seconds {
+                for start in stride(from: slice.lowerBound, to: slice.upperBound, by: batchSize) {
+                    try await replica.performChanges(waitingFor: .pending) { batch in
+                        for node in nodes[start..<min(start + batchSize, slice.upperBound)] {
+                            try batch.set("renamed again", at: (node / "title")!)
+                            try batch.set(6, at: (node / "priority")!)
+                        }
                     }
                 }
             }
@@ -172,6 +186,12 @@ enum ModelBench {
             Measurement(suite: suite, name: "(d) top-20 query + 2 fields", value: typedQuery * 1e6 / Double(queryRuns),
                 unit: "µs", baseline: untypedQuery * 1e6 / Double(queryRuns)))
         return measurements
+    }
+
+    /// The objects cut in ``turns`` slices (the last one may be shorter).
+    static func slices(of objects: Int) -> [Range<Int>] {
+        let size = max(batchSize, (objects + turns - 1) / turns)
+        return stride(from: 0, to: objects, by: size).map { $0..<min($0 + size, objects) }
     }
 
     /// Wall seconds of `body`.
