@@ -55,9 +55,14 @@ func run(path: String) async throws {
     await replica.shutdown()
 }
 
-let path =
-    CommandLine.arguments.dropFirst().first
-    ?? FileManager.default.temporaryDirectory.appendingPathComponent("weft-chat-\(getpid()).sqlite").path
+// Without a path, a file of this run's own, removed at the end (no later run could find it).
+let given = CommandLine.arguments.dropFirst().first
+let path = given ?? FileManager.default.temporaryDirectory.appendingPathComponent("weft-chat-\(getpid()).sqlite").path
+defer {
+    if given == nil {
+        for suffix in ["", "-wal", "-shm", ".lock"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+}
 do {
     try await run(path: path)
 } catch {
