@@ -41,6 +41,8 @@ let package = Package(
         .systemLibrary(name: "CSQLiteTuning", path: "Sources/CSQLiteTuning", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CPrefetch", path: "Sources/CPrefetch"),
         .target(name: "CStopSignals", path: "Sources/CStopSignals"),
+        // WEFT_DIE_WITH_PARENT, the testing aid both executables honour (prctl(2) is variadic in C).
+        .target(name: "CParentDeath", path: "Sources/CParentDeath"),
         .target(name: "WeftCore", dependencies: ["CPrefetch"], swiftSettings: strict),
         .target(
             name: "WeftStore",
@@ -91,6 +93,7 @@ let package = Package(
             name: "weft",
             dependencies: [
                 "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet", "WeftHTTP", "CStopSignals",
+                "CParentDeath",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -120,7 +123,7 @@ let package = Package(
         .executableTarget(
             name: "weft-sim",
             dependencies: [
-                "WeftSimulation",
+                "WeftSimulation", "CParentDeath",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Simulations/weft-sim",
