@@ -129,9 +129,10 @@ let package = Package(
             path: "Simulations/weft-sim",
             swiftSettings: strict
         ),
-        // Test helpers shared by the test targets (the one op builder).
+        // Test helpers shared by the test targets (the one op builder, child processes that die with the test).
         .target(
-            name: "WeftTestSupport", dependencies: ["WeftCore"], path: "Tests/WeftTestSupport", swiftSettings: strict
+            name: "WeftTestSupport", dependencies: ["WeftCore", "CParentDeath"], path: "Tests/WeftTestSupport",
+            swiftSettings: strict
         ),
         .testTarget(
             name: "WeftCoreTests",
@@ -142,7 +143,9 @@ let package = Package(
         ),
         .testTarget(
             name: "WeftStoreTests",
-            dependencies: ["WeftStore", "WeftCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "WeftStore", "WeftCore", "WeftTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: testSettings
         ),
         .testTarget(
@@ -158,7 +161,7 @@ let package = Package(
         .testTarget(
             name: "WeftTests",
             dependencies: [
-                "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet",
+                "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet", "WeftTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(
@@ -190,7 +193,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "WeftCore", "Weft", "weft", "WeftHTTPTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "WeftCore", "Weft", "weft", "WeftHTTPTestSupport", "WeftTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
