@@ -30,8 +30,7 @@ struct WeftSim: AsyncParsableCommand {
             problem = "invalid \(variable): it names the pid of this command's parent, a number from 1"
         case .notParent:
             let named = ProcessInfo.processInfo.environment[variable] ?? ""
-            problem = "\(variable) names pid \(named), not this command's parent (pid \(parent)): that parent has "
-                + "ended, or the variable was inherited"
+            problem = "\(variable)=\(named) is not the parent (pid \(parent)): it ended, or the variable was inherited"
         case .unavailable:
             problem = "\(variable) cannot be honoured here: \(String(cString: strerror(errno)))"
         }

@@ -17,8 +17,8 @@ enum ParentDeath {
         case .invalidValue:
             message = "invalid \(variable): it names the pid of this command's parent, a number from 1"
         case .notParent:
-            message = "\(variable) names pid \(ProcessInfo.processInfo.environment[variable] ?? ""), "
-                + "not this command's parent (pid \(parent)): that parent has ended, or the variable was inherited"
+            let named = ProcessInfo.processInfo.environment[variable] ?? ""
+            message = "\(variable)=\(named) is not the parent (pid \(parent)): it ended, or the variable was inherited"
         case .unavailable:
             message = "\(variable) cannot be honoured here: \(String(cString: strerror(errno)))"
         }

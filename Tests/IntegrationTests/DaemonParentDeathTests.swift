@@ -144,7 +144,7 @@ import WeftTestSupport
             (#"\#(variable)=12x exec "$0" get /x --server 127.0.0.1:1"#, "invalid \(variable)"),
             (#"\#(variable)=-3 exec "$0" get /x --server 127.0.0.1:1"#, "invalid \(variable)"),
             // Not exec'd: the command's parent is the shell, not the test process the variable names.
-            (#""$0" get /x --server 127.0.0.1:1; exit $?"#, "not this command's parent"),
+            (#""$0" get /x --server 127.0.0.1:1; exit $?"#, "\(variable)=\(getpid()) is not the parent"),
         ] {
             let result = try WeftBinary.run(
                 ["-c", script, try WeftBinary.url().path], token: DaemonIntegrationTests.clientToken,

@@ -58,7 +58,7 @@ import WeftTestSupport
         let result = try Self.run(
             ["run", "--seed", "1", "--ops", "10"], setting: ["\(ChildProcess.dieWithParentVariable)=1"])
         #expect(result.status == 64)
-        #expect(result.stderr.contains("names pid 1, not this command's parent"), "\(result.stderr)")
+        #expect(result.stderr.contains("\(ChildProcess.dieWithParentVariable)=1 is not the parent"), "\(result.stderr)")
         #expect(result.stdout.isEmpty, "\(result.stdout)")
     }
 
