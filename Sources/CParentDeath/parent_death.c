@@ -1,3 +1,6 @@
+/* setenv(3) and pid_t are POSIX, not ISO C. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "parent_death.h"
 
 #include <errno.h>
@@ -5,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #if defined(__linux__)

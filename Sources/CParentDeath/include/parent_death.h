@@ -8,7 +8,7 @@
 #define WEFT_PARENT_DEATH_VARIABLE "WEFT_DIE_WITH_PARENT"
 
 /* What weft_parent_death_arm did. */
-typedef enum __attribute__((enum_extensibility(closed))) WeftParentDeath : int {
+typedef enum __attribute__((enum_extensibility(closed))) WeftParentDeath {
     /* The variable is unset or empty: nothing changes. */
     WeftParentDeathNotAsked = 0,
     /* The death signal is set, the parent is the one named, and the variable now names this process. */
