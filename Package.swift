@@ -41,6 +41,8 @@ let package = Package(
         .systemLibrary(name: "CSQLiteTuning", path: "Sources/CSQLiteTuning", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CPrefetch", path: "Sources/CPrefetch"),
         .target(name: "CStopSignals", path: "Sources/CStopSignals"),
+        // WEFT_DIE_WITH_PARENT, the testing aid both executables honour (prctl(2) is variadic in C).
+        .target(name: "CParentDeath", path: "Sources/CParentDeath"),
         .target(name: "WeftCore", dependencies: ["CPrefetch"], swiftSettings: strict),
         .target(
             name: "WeftStore",
@@ -91,6 +93,7 @@ let package = Package(
             name: "weft",
             dependencies: [
                 "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet", "WeftHTTP", "CStopSignals",
+                "CParentDeath",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -120,15 +123,16 @@ let package = Package(
         .executableTarget(
             name: "weft-sim",
             dependencies: [
-                "WeftSimulation",
+                "WeftSimulation", "CParentDeath",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Simulations/weft-sim",
             swiftSettings: strict
         ),
-        // Test helpers shared by the test targets (the one op builder).
+        // Test helpers shared by the test targets (the one op builder, child processes that die with the test).
         .target(
-            name: "WeftTestSupport", dependencies: ["WeftCore"], path: "Tests/WeftTestSupport", swiftSettings: strict
+            name: "WeftTestSupport", dependencies: ["WeftCore", "CParentDeath"], path: "Tests/WeftTestSupport",
+            swiftSettings: strict
         ),
         .testTarget(
             name: "WeftCoreTests",
@@ -139,7 +143,9 @@ let package = Package(
         ),
         .testTarget(
             name: "WeftStoreTests",
-            dependencies: ["WeftStore", "WeftCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "WeftStore", "WeftCore", "WeftTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: testSettings
         ),
         .testTarget(
@@ -155,7 +161,7 @@ let package = Package(
         .testTarget(
             name: "WeftTests",
             dependencies: [
-                "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet",
+                "Weft", "WeftCore", "WeftStore", "WeftSync", "WeftNet", "WeftTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(
@@ -187,7 +193,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "WeftCore", "Weft", "weft", "WeftHTTPTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "WeftCore", "Weft", "weft", "WeftHTTPTestSupport", "WeftTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],

@@ -19,6 +19,7 @@ struct WeftCommand: AsyncParsableCommand {
     /// (``DashValues``).
     static func main() async {
         StandardStream.openClosedOnes()
+        ParentDeath.armIfAsked()
         await main(DashValues.shielded(Array(CommandLine.arguments.dropFirst())))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WeftTestSupport
 
 /// Client commands at the edges of their lives: bad input, an output that goes away or fails, a server
 /// that is not a daemon.
@@ -34,7 +35,7 @@ import Testing
         _ = FileManager.default.createFile(atPath: errors, contents: nil)
         watch.standardOutput = output
         watch.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
-        try watch.run()
+        try ChildProcess.start(watch)
         defer {
             if watch.isRunning { kill(watch.processIdentifier, SIGKILL) }
             watch.waitUntilExit()
@@ -74,7 +75,7 @@ import Testing
         try errors.fileHandleForReading.close()
         command.standardError = errors
         command.standardOutput = FileHandle.nullDevice
-        try command.run()
+        try ChildProcess.start(command)
         let deadline = Date().addingTimeInterval(20)
         while command.isRunning && Date() < deadline { usleep(5_000) }
         if command.isRunning { kill(command.processIdentifier, SIGKILL) }
@@ -142,7 +143,7 @@ import Testing
             let errors = scratch.file("errors")
             _ = FileManager.default.createFile(atPath: errors, contents: nil)
             command.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
-            try command.run()
+            try ChildProcess.start(command)
             let deadline = Date().addingTimeInterval(20)
             while command.isRunning && Date() < deadline { usleep(5_000) }
             if command.isRunning { kill(command.processIdentifier, SIGKILL) }

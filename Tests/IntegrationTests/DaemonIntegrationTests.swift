@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WeftTestSupport
 
 /// Real `weft serve` processes on 127.0.0.1 with ephemeral ports, driven by real `weft` client commands.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct DaemonIntegrationTests {
@@ -342,7 +343,7 @@ import Testing
         let log = scratch.file("hub.log")
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         serve.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        try serve.run()
+        try ChildProcess.start(serve)
         defer {
             if serve.isRunning { kill(serve.processIdentifier, SIGKILL) }
             serve.waitUntilExit()

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @_spi(Engine) import Weft
 import WeftCore
+import WeftTestSupport
 
 /// SIGINT and SIGTERM sent to `weft serve` at moments a stop used to go wrong: while the replica loads.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct DaemonSignalTests {
@@ -30,7 +31,7 @@ import WeftCore
         serve.standardOutput = FileHandle.nullDevice
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         serve.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        try serve.run()
+        try ChildProcess.start(serve)
         return serve
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WeftTestSupport
 
 /// `weft serve --rules`: two clients each kept to their own subtree across every command, a client token
 /// refused as a peer, and a reload on SIGHUP that ends what a client lost and keeps what others hold.
@@ -252,7 +253,7 @@ final class WatchProcess {
         process.environment = environment
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorsPath))
-        try process.run()
+        try ChildProcess.start(process)
     }
 
     var output: String { Daemon.read(outputPath) }

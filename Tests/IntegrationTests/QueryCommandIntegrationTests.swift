@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WeftTestSupport
 
 /// `weft query` against a real `weft serve`: one-shot results in order, `--watch` while another client
 /// writes, and bad queries refused with exit 2 before connecting.
@@ -69,7 +70,7 @@ import Testing
         _ = FileManager.default.createFile(atPath: errors, contents: nil)
         watch.standardOutput = output
         watch.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
-        try watch.run()
+        try ChildProcess.start(watch)
         defer {
             if watch.isRunning { kill(watch.processIdentifier, SIGKILL) }
             watch.waitUntilExit()

@@ -1,4 +1,5 @@
 import Foundation
+import WeftTestSupport
 
 /// Runs the built `weft` executable: daemons that stay up until killed, and client commands that finish.
 enum WeftBinary {
@@ -43,7 +44,7 @@ enum WeftBinary {
         process.standardInput = try FileHandle(forReadingFrom: files[0])
         process.standardOutput = try FileHandle(forWritingTo: files[1])
         process.standardError = try FileHandle(forWritingTo: files[2])
-        try process.run()
+        try ChildProcess.start(process)
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning && Date() < deadline { usleep(5_000) }
         if process.isRunning {
@@ -99,7 +100,7 @@ final class Daemon {
         process.standardOutput = output
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        try process.run()
+        try ChildProcess.start(process)
         reader = output.fileHandleForReading
         let deadline = Date().addingTimeInterval(seconds)
         var text = ""

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WeftTestSupport
 @testable import WeftSimulation
 @testable import weft_sim
 
@@ -19,14 +20,17 @@ import Testing
         throw Failure(description: "no weft-sim executable next to \(directory.path); build it first")
     }
 
-    /// Runs `weft-sim arguments` by name through `PATH`, in an empty temporary folder.
-    static func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+    /// Runs `weft-sim arguments` by name through `PATH`, in an empty temporary folder, with the variables
+    /// `setting` (`NAME=VALUE`, set by env(1) last) on top of those every test child has.
+    static func run(
+        _ arguments: [String], setting: [String] = []
+    ) throws -> (status: Int32, stdout: String, stderr: String) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("weft-sim-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["weft-sim"] + arguments
+        process.arguments = setting + ["weft-sim"] + arguments
         process.currentDirectoryURL = folder
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = try binary().deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "")
@@ -35,7 +39,7 @@ import Testing
         for file in files { try Data().write(to: file) }
         process.standardOutput = try FileHandle(forWritingTo: files[0])
         process.standardError = try FileHandle(forWritingTo: files[1])
-        try process.run()
+        try ChildProcess.start(process)
         process.waitUntilExit()
         let output = try files.map { String(decoding: try Data(contentsOf: $0), as: UTF8.self) }
         return (process.terminationStatus, output[0], output[1])
@@ -46,6 +50,16 @@ import Testing
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("determinism: run in a child process"), "\(result.stdout)\(result.stderr)")
         #expect(!result.stdout.contains("DIFFERS"))
+    }
+
+    /// `WEFT_DIE_WITH_PARENT` naming a process other than the parent (here pid 1; a parent that ended before
+    /// weft-sim could ask for the signal leaves the same mismatch) ends the command before the run starts.
+    @Test func aParentPidThatIsNotTheParentEndsTheCommandBeforeItRuns() throws {
+        let result = try Self.run(
+            ["run", "--seed", "1", "--ops", "10"], setting: ["\(ChildProcess.dieWithParentVariable)=1"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("\(ChildProcess.dieWithParentVariable)=1 is not the parent"), "\(result.stderr)")
+        #expect(result.stdout.isEmpty, "\(result.stdout)")
     }
 
     @Test func shrinkingAPassingSeedSaysSoOnStandardError() throws {

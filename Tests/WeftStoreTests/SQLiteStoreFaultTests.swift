@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 import WeftCore
+import WeftTestSupport
 
 @testable import WeftStore
 
@@ -34,7 +35,7 @@ import WeftCore
         let child = Process()
         child.executableURL = URL(fileURLWithPath: "/bin/sh")
         child.arguments = ["-c", "echo $$ > \"$0\"; exec \(Self.flockTool) -o \"$0\" sleep 2", lockPath]
-        try child.run()
+        try ChildProcess.start(child)
         let deadline = Date().addingTimeInterval(5)
         while !Self.isLocked(lockPath), Date() < deadline { usleep(10_000) }
         #expect(Self.isLocked(lockPath), "the child never took the lock")
@@ -54,7 +55,7 @@ import WeftCore
         child.executableURL = URL(fileURLWithPath: sqliteTool)
         child.arguments = [path, sql]
         child.standardError = Pipe()
-        try child.run()
+        try ChildProcess.start(child)
         child.waitUntilExit()
         return child.terminationStatus
     }

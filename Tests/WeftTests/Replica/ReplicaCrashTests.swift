@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import WeftCore
 import WeftStore
+import WeftTestSupport
 
 @_spi(Engine) @testable import Weft
 
@@ -116,7 +117,7 @@ final class CrashChild: @unchecked Sendable {
             ["_crash-writer", "--db", path, "--durability", "\(durability)", "--seed", "\(seed)"] + arguments
         process.standardOutput = output
         process.standardError = errors
-        try process.run()
+        try ChildProcess.start(process)
         // A thread of its own reads the output to its end with blocking reads. A readability handler
         // (a dispatch source) cleared while it may still run, then a read of the same handle, crashed
         // libdispatch now and then on Linux.
