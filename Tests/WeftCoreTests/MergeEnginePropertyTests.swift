@@ -40,6 +40,7 @@ import Testing
 
     @Test func everyReplicaEqualsTheReferenceFoldWhateverTheDeliveryOrder() async {
         await propertyCheck(count: 500, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            await Task.yield()  // CPU-bound cases: the run's other tests go between them
             let (ops, replicas) = Self.makeOps(seed: UInt64(seed), count: 60 + seed % 140)
             let expected = ReferenceFold.fold(ops, registry: Workload.registry)
             var rng = SeededGenerator(seed: UInt64(seed) ^ 0xA5A5)
@@ -60,6 +61,7 @@ import Testing
         shape.mix.transactions = 0
         shape.mix.batches = 0
         await propertyCheck(count: 500, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            await Task.yield()  // CPU-bound cases: the run's other tests go between them
             var workload = Workload(seed: UInt64(seed), replicas: 4, shape: shape)
             let ops = (0..<150).map { _ in workload.next() }
             let engine = MergeEngine(registry: Workload.registry)
@@ -90,6 +92,7 @@ import Testing
         shape.mix.calls = 30
         shape.accountIncrementShare = 0
         await propertyCheck(count: 500, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            await Task.yield()  // CPU-bound cases: the run's other tests go between them
             var workload = Workload(seed: UInt64(seed), replicas: 4, shape: shape)
             let traffic = (0..<120).map { _ in workload.next() }
             // A bank opens with 50 in each account, before any traffic.
@@ -136,6 +139,7 @@ import Testing
 
     @Test func compactionKeepsTheStateAndLateOpsStillFoldExactly() async {
         await propertyCheck(count: 200, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            await Task.yield()  // CPU-bound cases: the run's other tests go between them
             let (ops, _) = Self.makeOps(seed: UInt64(seed), count: 200)
             let sorted = ops.sorted { $0.stamp < $1.stamp }
             let frontier = sorted[99].stamp

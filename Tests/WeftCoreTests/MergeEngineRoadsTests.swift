@@ -95,6 +95,7 @@ import WeftTestSupport
     @Test("In-order and re-fold alone equal the full engine and the fold on the workload's ops")
     func inOrderAndRefoldAloneEqualTheFullEngineOnTheWorkload() async {
         await propertyCheck(count: 300, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            await Task.yield()  // CPU-bound cases: the run's other tests go between them
             let (ops, _) = MergeEnginePropertyTests.makeOps(seed: UInt64(seed), count: 60 + seed % 140)
             Self.expectSameRoadsResult(ops, registry: Workload.registry, seed: seed)
         }
@@ -103,6 +104,7 @@ import WeftTestSupport
     @Test("In-order and re-fold alone equal the full engine and the fold on one counter's traffic")
     func inOrderAndRefoldAloneEqualTheFullEngineOnCounterTraffic() async {
         await propertyCheck(count: 300, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            await Task.yield()  // CPU-bound cases: the run's other tests go between them
             let ops = MergeEngineCounterWindowTests.counterTraffic(seed: UInt64(seed), count: 40 + seed % 80)
             Self.expectSameRoadsResult(ops, registry: FunctionRegistry(), seed: seed)
         }

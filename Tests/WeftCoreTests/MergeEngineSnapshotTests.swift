@@ -44,6 +44,7 @@ import Testing
     @Test func longInterleavedRunsLandOnTheReferenceFold() async {
         let knownStarts = SharedTotal()
         await propertyCheck(count: 120, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            await Task.yield()  // CPU-bound cases: the run's other tests go between them
             var rng = SeededGenerator(seed: UInt64(seed))
             var workload = Workload(
                 seed: UInt64(seed), replicas: 2 + Int(rng.below(7)), shape: Self.shape(hot: seed % 2 == 0))
@@ -61,6 +62,7 @@ import Testing
 
     @Test func snapshotsStayExactAcrossACompaction() async {
         await propertyCheck(count: 60, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            await Task.yield()  // CPU-bound cases: the run's other tests go between them
             var rng = SeededGenerator(seed: UInt64(seed) ^ 0x51)
             var workload = Workload(seed: UInt64(seed), replicas: 4, shape: Self.shape(hot: true))
             let ops = (0..<600).map { _ in workload.next() }
@@ -118,6 +120,7 @@ final class SharedTotal: @unchecked Sendable {
 
     @Test func aReopenedEngineDecidesTransactionsAsTheFoldDoes() async {
         await propertyCheck(count: 150, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            await Task.yield()  // CPU-bound cases: the run's other tests go between them
             var rng = SeededGenerator(seed: UInt64(seed) ^ 0x0BE7)
             var shape = MergeEngineSnapshotTests.shape(hot: true)
             shape.mix.transactions = 30
@@ -166,6 +169,7 @@ final class SharedTotal: @unchecked Sendable {
 @Suite struct MergeEngineChangeReportTests {
     @Test func reportedChangesRebuildTheState() async {
         await propertyCheck(count: 300, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            await Task.yield()  // CPU-bound cases: the run's other tests go between them
             var rng = SeededGenerator(seed: UInt64(seed) ^ 0xC4A)
             var workload = Workload(
                 seed: UInt64(seed), replicas: 2 + Int(rng.below(5)),
