@@ -140,6 +140,12 @@ public enum OpProjection {
         }
     }
 
+    /// True when what `op` does to `share` hangs on the hub's outcome of it: its projection is the hub's
+    /// decision, which the hub sends again when it changes (a revision).
+    public static func carriesDecision(_ op: Op, into share: some ReadShare) -> Bool {
+        project(op, into: share, outcome: nil, seen: VersionVector()) == .undecided
+    }
+
     /// The withheld placeholder of `op`: it writes nothing, and reads (touches) the op's anchors in or
     /// above the share.
     public static func withheld(_ op: Op, share: some ReadShare) -> Op {

@@ -284,6 +284,91 @@ struct PrefixShare: ReadShare {
         }
     }
 
+    @Test("a leaf converges on the hub's share when late ops stamped earlier flip carried decisions")
+    func revisedDecisionsConverge() async {
+        let share = PrefixShare(["/s/a", "/s/b/x"])
+        let origins = [Self.hub, Self.other, Self.leaf, Self.late]
+        var revised = 0
+        var carried = 0
+        var flipped = 0
+        await propertyCheck(count: 200, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            let counts = Self.checkRevisions(seed: seed, share: share, origins: origins)
+            revised += counts.revised
+            carried += counts.carried
+            flipped += counts.flipped
+        }
+        // The property is about flips: the cases must hold some (and decisions carried to start with).
+        #expect(carried > 0 && revised > 0 && flipped > 0, "carried \(carried), revised \(revised), flipped \(flipped)")
+    }
+
+    /// An origin that first reaches the hub late in a case, so that decisions carried before name it not.
+    static let late = ReplicaID(rawValue: 0x5C)!
+
+    /// One case: ops of four origins reach the hub in a shuffled order (so that ops stamped earlier arrive
+    /// later, and an origin appears after decisions were carried). After each arrival the hub sends the
+    /// leaf first the carried decisions that changed (revisions), then the new op, each projected with its
+    /// outcome and every origin it knows seen. The leaf's engine ends on the share of the hub's.
+    static func checkRevisions(seed: Int, share: PrefixShare, origins: [ReplicaID]) -> (carried: Int, revised: Int, flipped: Int) {
+        var generator = Generator(random: RandomCore(seed: UInt64(seed)))
+        var ops: [Op] = []
+        for _ in 0..<generator.random.rng.int(in: 2...24) {
+            let origin = origins[Int(generator.random.rng.below(UInt64(origins.count)))]
+            var seen = VersionVector()
+            for (made, count) in generator.sequences where count > 0 {
+                seen.advance(origin: made, to: generator.random.rng.below(count + 1))
+            }
+            let prefix: [Key] = origin == Self.leaf ? ["s", "a"] : []
+            ops.append(generator.op(origin: origin, under: prefix, seen: seen))
+        }
+        var arrivals = ops
+        generator.random.rng.shuffle(&arrivals)
+        let hub = MergeEngine()
+        var leaf = MergeEngine()
+        var carried: [Stamp: (op: Op, sent: Op)] = [:]
+        var counts = (carried: 0, revised: 0, flipped: 0)
+        for op in arrivals {
+            hub.apply([op])
+            var seen = VersionVector(hub.versionVector.entries.mapValues { _ in OpProjection.everySequence })
+            seen.advance(origin: Self.leaf, to: OpProjection.everySequence)
+            var revisions: [Op] = []
+            for (stamp, decision) in carried {
+                guard let outcome = hub.outcome(of: stamp),
+                    case .partial(let now) = OpProjection.project(decision.op, into: share, outcome: outcome, seen: seen),
+                    now != decision.sent
+                else { continue }
+                revisions.append(now)
+                if OpProjection.isWithheld(now) != OpProjection.isWithheld(decision.sent) { counts.flipped += 1 }
+                carried[stamp] = (decision.op, now)
+            }
+            if !revisions.isEmpty {
+                counts.revised += revisions.count
+                do {
+                    if let revision = try leaf.revising(revisions, baseVector: VersionVector()) { leaf = revision.engine }
+                } catch {
+                    Issue.record("seed \(seed): a revision was refused: \(error)")
+                }
+            }
+            var asked = false
+            let outcome: () -> Outcome? = {
+                asked = true
+                return hub.outcome(of: op.stamp)
+            }
+            switch OpProjection.project(op, into: share, outcome: outcome(), seen: seen) {
+            case .whole: leaf.apply([op])
+            case .partial(let cut):
+                leaf.apply([cut])
+                if asked {
+                    carried[op.stamp] = (op, cut)
+                    counts.carried += 1
+                }
+            case .undecided: Issue.record("seed \(seed): op \(op.sequence) of \(op.origin) undecided")
+            }
+        }
+        #expect(leaf.state == share.restrict(hub.state, at: .root), "seed \(seed)")
+        expectInvariants(leaf)
+        return counts
+    }
+
     /// One case of the property: ops of three origins (the leaf writing only in its share), folded on
     /// the hub and, projected with the hub's outcomes, on the leaf.
     static func checkShare(seed: Int, share: PrefixShare, origins: [ReplicaID]) {

@@ -79,6 +79,13 @@ protocol SyncTarget: AnyObject, Sendable {
     /// The outcome of the op stamped `stamp` as the replica folds it now; nil when unknown. A session
     /// with a peer limited to a share asks for it (see `OpProjection`).
     func outcome(of stamp: Stamp) -> Outcome?
+
+    /// Puts decisions the hub revised in place of the ops held (see `Replica.reviseCarried(_:)`).
+    /// - Returns: the number of ops replaced.
+    /// - Throws: when a revision names no carried decision held; the session closes with
+    ///   ``SyncErrorCode/localFailure``.
+    @discardableResult
+    func reviseCarried(_ revisions: [Op]) throws -> Int
 }
 
 /// The stable frontiers a ``SyncTarget`` decided from the acknowledgements.
@@ -139,6 +146,11 @@ extension SyncTarget {
     /// Unknown (a target that keeps no outcomes): a peer limited to a share is not sent the ops whose
     /// effect on its share hangs on one.
     func outcome(of stamp: Stamp) -> Outcome? { nil }
+
+    /// Refuses: a target that keeps no outcomes holds no decision carried to a share.
+    func reviseCarried(_ revisions: [Op]) throws -> Int {
+        throw WeftError(.sync, "\(revisions.count) revised decisions cannot be taken: this target holds no share")
+    }
 
     /// The durable vector's total, every op held in the log, size unknown.
     var logStatus: SyncLogStatus {
