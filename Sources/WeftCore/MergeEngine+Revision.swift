@@ -64,3 +64,30 @@ extension MergeEngine {
         return EngineRevision(engine: revised, replaced: replacing.values.sorted { $0.stamp < $1.stamp })
     }
 }
+
+extension MergeEngine {
+    /// The value an applied call wrote at its node, as the log folds it now: what a hub carries to a
+    /// replica limited to a share for a call above the share (the replica cannot run the function on
+    /// values it does not hold). Nil when the op is not a call in the log, or not applied.
+    ///
+    /// It replays every logged op stamped before the call from the base (their outcomes as decided), so
+    /// it costs a pass over the log: hubs ask it only for calls above a share.
+    ///
+    /// ```swift
+    /// let written = engine.result(ofCall: call.stamp)   // the share of it goes to the leaf
+    /// ```
+    public func result(ofCall stamp: Stamp) -> Value? {
+        guard let op = logged(stamp), case .call(let call) = op.kind, outcome(of: stamp) == .applied,
+            let function = registry.function(name: call.name, version: call.version)
+        else { return nil }
+        var tree = base
+        for other in sortedOps() {
+            guard other.stamp < stamp else { break }
+            Fold.replay(other, outcome: outcome(of: other.stamp) ?? .applied, to: &tree, registry: registry)
+        }
+        guard let result = function(tree.value(at: op.path), call.arguments),
+            case .success(let value) = Fold.checkedResult(result, at: op.path)
+        else { return nil }
+        return value
+    }
+}

@@ -112,7 +112,9 @@ extension SyncLink {
                     carries = true
                     return source.outcome(of: op.stamp)
                 }
-                switch OpProjection.project(op, into: share, outcome: outcome(), seen: seen) {
+                switch OpProjection.project(
+                    op, into: share, outcome: outcome(), seen: seen, result: source.callResult(of: op.stamp))
+                {
                 case .whole: OpCodec.write(op, to: &builder.writer)
                 case .partial(let cut):
                     OpCodec.write(cut, to: &builder.writer)

@@ -29,7 +29,9 @@ extension SyncLink {
                 outbound.carried[stamp] = nil
                 continue
             }
-            guard case .partial(let now) = OpProjection.project(decision.op, into: share, outcome: outcome, seen: seen),
+            guard
+                case .partial(let now) = OpProjection.project(
+                    decision.op, into: share, outcome: outcome, seen: seen, result: source.callResult(of: stamp)),
                 now != decision.sent
             else { continue }
             revisions.append(now)

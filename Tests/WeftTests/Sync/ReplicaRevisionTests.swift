@@ -45,6 +45,31 @@ import WeftSync
         await fixture.finish()
     }
 
+    @Test("a hub's replica gives the value an applied call wrote, which a leaf's share of it is cut from")
+    func callResult() async throws {
+        let fixture = try ReplicaFixture(.memory)
+        fixture.clock.now = 1_700_000_000_100
+        let other = ReplicaID(rawValue: 0x07)!
+        let stores = Self.path("/stores")
+        let balances = Op(
+            stamp: Stamp(millis: 1_700_000_000_000, counter: 0, replica: Self.hub), sequence: 1, path: stores,
+            kind: .set(try Value(json: #"{"leaf1":3,"leaf2":10}"#)))
+        let arguments = try Value(json: #"{"from":"leaf2","to":"leaf1","amount":4}"#)
+        let transfer = Op(
+            stamp: Stamp(millis: 1_700_000_000_002, counter: 0, replica: Self.hub), sequence: 2, path: stores,
+            kind: .call(FunctionCall(name: "transfer", version: 1, arguments: arguments)))
+        try fixture.replica.applyRemote([balances, transfer])
+        #expect(fixture.replica.callResult(of: transfer.stamp) == (try Value(json: #"{"leaf1":7,"leaf2":6}"#)))
+        #expect(fixture.replica.callResult(of: balances.stamp) == nil, "not a call")
+        // An op stamped before the call, arriving after it, changes what the call wrote.
+        let deposit = Op(
+            stamp: Stamp(millis: 1_700_000_000_001, counter: 0, replica: other), sequence: 1,
+            path: Self.path("/stores/leaf2"), kind: .set(.int(20)))
+        try fixture.replica.applyRemote([deposit])
+        #expect(fixture.replica.callResult(of: transfer.stamp) == (try Value(json: #"{"leaf1":7,"leaf2":16}"#)))
+        await fixture.finish()
+    }
+
     @Test("a revision of a whole op, or of an op not held, is refused and changes nothing")
     func revisionRefused() async throws {
         let fixture = try ReplicaFixture(.memory)
