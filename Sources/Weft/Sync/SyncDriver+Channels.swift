@@ -360,6 +360,7 @@ extension SyncDriver {
                 "sync session connected",
                 metadata: ["peer": "\(channel.status.address)", "replica": "\(status.peer.map { "\($0)" } ?? "?")"])
         }
+        if status.phase == .closed, channel.outbound != nil { noteOutboundClosed(status.error, on: channel) }
         if let outbound = channel.outbound { outbound.status = channel.status }
     }
 
