@@ -85,7 +85,8 @@ extension SyncLink {
             guard op.isPartial else {
                 throw SyncError(
                     .protocolViolation,
-                    "a revision of op \(op.sequence) of \(op.origin) is whole; only a decision carried to a share is revised")
+                    "a revision of op \(op.sequence) of \(op.origin) is whole; only a decision carried to a share "
+                        + "is revised")
             }
             guard op.sequence <= local[op.origin] else {
                 throw SyncError(

@@ -369,7 +369,9 @@ struct PrefixShare: ReadShare {
             if !revisions.isEmpty {
                 counts.revised += revisions.count
                 do {
-                    if let revision = try leaf.revising(revisions, baseVector: VersionVector()) { leaf = revision.engine }
+                    if let revision = try leaf.revising(revisions, baseVector: VersionVector()) {
+                        leaf = revision.engine
+                    }
                 } catch {
                     Issue.record("seed \(seed): a revision was refused: \(error)")
                 }
@@ -380,7 +382,8 @@ struct PrefixShare: ReadShare {
                 asked = true
                 return hub.outcome(of: op.stamp)
             }
-            switch OpProjection.project(op, into: share, outcome: outcome(), seen: seen, result: hub.result(ofCall: op.stamp)) {
+            let result = hub.result(ofCall: op.stamp)
+            switch OpProjection.project(op, into: share, outcome: outcome(), seen: seen, result: result) {
             case .whole: leaf.apply([op])
             case .partial(let cut):
                 leaf.apply([cut])

@@ -15,7 +15,8 @@ import WeftCore
     static func writeGuardedBatch(_ harness: inout Harness) {
         harness.write(node: 1, .set(.int(1)), at: "/stores/leaf1/opened")
         let read = harness.logs[1].versionVector
-        guard let guarded = try? OpKind.guarded(read: read, reads: [stock], writes: [.set(order, .string("hub"))]) else {
+        guard let guarded = try? OpKind.guarded(read: read, reads: [stock], writes: [.set(order, .string("hub"))])
+        else {
             Issue.record("a guarded batch of one read and one write is valid")
             return
         }
@@ -114,7 +115,8 @@ import WeftCore
         toHub.perform(toHub.endpoints[1].session.onBytesReceived(frame, source: toHub.logs[1], now: toHub.now), at: 1)
         #expect(toHub.endpoints[1].session.closeError?.code == .protocolViolation)
         var toLeaf = SyncSessionShareTests.connect()
-        toLeaf.perform(toLeaf.endpoints[0].session.onBytesReceived(frame, source: toLeaf.logs[0], now: toLeaf.now), at: 0)
+        toLeaf.perform(
+            toLeaf.endpoints[0].session.onBytesReceived(frame, source: toLeaf.logs[0], now: toLeaf.now), at: 0)
         let refusal = toLeaf.endpoints[0].session.closeError
         #expect(refusal?.code == .protocolViolation)
         #expect(refusal?.message.contains("came before the op") == true, "\(String(describing: refusal))")

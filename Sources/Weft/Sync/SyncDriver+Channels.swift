@@ -186,7 +186,8 @@ extension SyncDriver {
                     let revised = try target.reviseCarried(ops.ops)
                     if revised > 0 {
                         logger.info(
-                            "took decisions revised by \(peer)", metadata: ["revised": "\(revised)", "sent": "\(ops.count)"])
+                            "took decisions revised by \(peer)",
+                            metadata: ["revised": "\(revised)", "sent": "\(ops.count)"])
                     }
                 } catch {
                     let reason = "the revised decisions from \(peer) were not taken: \(error)"

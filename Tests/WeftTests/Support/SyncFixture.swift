@@ -29,7 +29,8 @@ enum SyncFixture {
     static func driver(node: Int, others: [Int], logs: LogRecorder? = nil) throws -> (SyncDriver, EngineTarget) {
         let target = EngineTarget(node: node)
         let driver = try SyncDriver(
-            target: target, configuration: configuration(node: node, others: others), logger: logger(node: node, logs: logs))
+            target: target, configuration: configuration(node: node, others: others),
+            logger: logger(node: node, logs: logs))
         return (driver, target)
     }
 

@@ -28,7 +28,9 @@ import WeftSync
         return (applied, rejected)
     }
 
-    @Test("a revised decision replaces the op held, changes the state, and stays after a reopen", arguments: [ReplicaKind.memory, .sqlite])
+    @Test(
+        "a revised decision replaces the op held, changes the state, and stays after a reopen",
+        arguments: [ReplicaKind.memory, .sqlite])
     func revisionReplacesTheOp(kind: ReplicaKind) async throws {
         let fixture = try ReplicaFixture(kind)
         fixture.clock.now = 1_700_000_000_100

@@ -19,9 +19,11 @@ import WeftSync
         let hub = try SyncFixture.driver(node: 0, others: [1]).0
         let logs = LogRecorder()
         var configuration = SyncFixture.configuration(node: 1, others: [])
-        configuration.tokens.set(try AuthToken(string: "not the secret the hub holds"), for: SyncFixture.replica(0).description)
+        configuration.tokens.set(
+            try AuthToken(string: "not the secret the hub holds"), for: SyncFixture.replica(0).description)
         let dialler = try SyncDriver(
-            target: EngineTarget(node: 1), configuration: configuration, logger: SyncFixture.logger(node: 1, logs: logs))
+            target: EngineTarget(node: 1), configuration: configuration, logger: SyncFixture.logger(node: 1, logs: logs)
+        )
         do {
             let port = try await hub.listen(on: "127.0.0.1", port: 0)
             try await dialler.addPeer(host: "127.0.0.1", port: port)
