@@ -108,9 +108,12 @@ extension SyncLink {
             }
             if let share {
                 var carries = false
+                var waiting = false
                 let outcome: () -> Outcome? = {
                     carries = true
-                    return source.outcome(of: op.stamp)
+                    let outcome = source.outcome(of: op.stamp)
+                    waiting = outcome == .waiting
+                    return outcome
                 }
                 switch OpProjection.project(
                     op, into: share, outcome: outcome(), seen: seen, result: source.callResult(of: op.stamp))
@@ -120,7 +123,7 @@ extension SyncLink {
                     OpCodec.write(cut, to: &builder.writer)
                     // The share could not decide it: the decision sent is this replica's, checked again as
                     // ops arrive (``reviseCarried(source:outbox:)``).
-                    if carries { outbound.carried[op.stamp] = CarriedDecision(op: op, sent: cut) }
+                    if carries { recordCarried(op, sent: cut, waiting: waiting) }
                 case .undecided:
                     throw SyncError(
                         .localFailure,

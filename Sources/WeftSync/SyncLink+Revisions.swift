@@ -19,9 +19,16 @@ extension SyncLink {
         }
         let local = source.versionVector
         guard !outbound.carried.isEmpty, outbound.carriedCheckedAt != local else { return }
+        let previous = outbound.carriedCheckedAt
         outbound.carriedCheckedAt = local
+        pruneCompacted(source: source)
+        // An op's outcome (and a call's result) hangs only on the ops stamped before it: when every op
+        // that arrived since the last check is stamped after every carried decision, and no origin is new
+        // (what a decision claims to have seen is the same), none of them changed.
+        if let previous, try !mayChangeCarried(since: previous, local: local, source: source) { return }
         let seen = everySeen(local)
         var revisions: [Op] = []
+        outbound.carriedWaiting = false
         for stamp in outbound.carried.keys.sorted() {
             guard var decision = outbound.carried[stamp] else { continue }
             guard let outcome = source.outcome(of: stamp) else {
@@ -29,6 +36,7 @@ extension SyncLink {
                 outbound.carried[stamp] = nil
                 continue
             }
+            if outcome == .waiting { outbound.carriedWaiting = true }
             guard
                 case .partial(let now) = OpProjection.project(
                     decision.op, into: share, outcome: outcome, seen: seen, result: source.callResult(of: stamp)),
@@ -44,6 +52,43 @@ extension SyncLink {
             outbox.send(.revisions(EncodedOps(Array(revisions[start..<end]))))
             start = end
         }
+    }
+
+    /// False when no carried decision can have changed since the check at `previous`: the same origins,
+    /// and the first op of each origin's arrivals (its lowest stamp) stamped after the latest decision.
+    private func mayChangeCarried(
+        since previous: VersionVector, local: VersionVector, source: some OpSource
+    ) throws(SyncError) -> Bool {
+        // A call waiting for its function applies when the function comes, whatever the stamps.
+        guard let latest = outbound.carriedLatest, !outbound.carriedWaiting,
+            Set(previous.entries.keys) == Set(local.entries.keys)
+        else { return true }
+        let compaction = source.compactionFrontier
+        for (origin, sequence) in local.entries where sequence > previous[origin] {
+            guard previous[origin] >= compaction[origin] else { return true }
+            let first: [Op]
+            do {
+                first = try source.ops(from: origin, after: previous[origin], limit: 1, bytesMax: 1)
+            } catch {
+                throw SyncError(.localFailure, "reading ops of \(origin) after \(previous[origin]) failed: \(error)")
+            }
+            guard let op = first.first, op.stamp > latest else { return true }
+        }
+        return false
+    }
+
+    /// Drops the decisions folded into this replica's base (final) once its compaction moved.
+    private mutating func pruneCompacted(source: some OpSource) {
+        guard let compaction = source.compactionStamp, compaction != outbound.carriedPrunedAt else { return }
+        outbound.carriedPrunedAt = compaction
+        outbound.carried = outbound.carried.filter { $0.key > compaction }
+    }
+
+    /// Records a decision carried (``reviseCarried(source:outbox:)`` checks it again as ops arrive).
+    mutating func recordCarried(_ op: Op, sent: Op?, waiting: Bool = false) {
+        outbound.carried[op.stamp] = CarriedDecision(op: op, sent: sent)
+        if waiting { outbound.carriedWaiting = true }
+        outbound.carriedLatest = max(outbound.carriedLatest ?? op.stamp, op.stamp)
     }
 
     /// Records, as carried with an unknown decision sent, each op the peer held when the session began
@@ -65,7 +110,7 @@ extension SyncLink {
                 }
                 guard let final = ops.last, final.sequence > after else { break }
                 for op in ops where op.sequence <= last && OpProjection.carriesDecision(op, into: share) {
-                    outbound.carried[op.stamp] = CarriedDecision(op: op, sent: nil)
+                    recordCarried(op, sent: nil)
                 }
                 after = final.sequence
             }

@@ -63,6 +63,13 @@ struct SyncLink: Sendable {
         var carriedScanned = false
         /// The version vector the carried decisions were last checked at: outcomes change only as ops arrive.
         var carriedCheckedAt: VersionVector?
+        /// The greatest stamp of a carried decision recorded (it may be gone since: the check is then
+        /// only more often complete).
+        var carriedLatest: Stamp?
+        /// The compaction stamp the carried decisions were last pruned at.
+        var carriedPrunedAt: Stamp?
+        /// True when a carried decision was a call waiting for its function at the last look.
+        var carriedWaiting = false
     }
 
     /// An op a peer limited to a share holds as this replica decided it (``OpProjection``): the op, and
