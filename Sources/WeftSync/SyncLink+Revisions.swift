@@ -125,6 +125,9 @@ extension SyncLink {
             throw SyncError(
                 .protocolViolation, "a hub decides every op itself; it takes no revised decision from a peer")
         }
+        guard inbound.snapshot == nil else {
+            throw SyncError(.protocolViolation, "revisions arrived in the middle of a snapshot")
+        }
         let local = source.versionVector
         for op in ops.ops {
             guard op.isPartial else {
@@ -133,11 +136,13 @@ extension SyncLink {
                     "a revision of op \(op.sequence) of \(op.origin) is whole; only a decision carried to a share "
                         + "is revised")
             }
-            guard op.sequence <= local[op.origin] else {
+            // Ops received in this session count, durable or not yet: the owner applied them in order.
+            let held = max(local[op.origin], inbound.bound[op.origin])
+            guard op.sequence <= held else {
                 throw SyncError(
                     .protocolViolation,
                     "a revision of op \(op.sequence) of \(op.origin) came before the op (this replica holds up to "
-                        + "\(local[op.origin]))")
+                        + "\(held))")
             }
             if !writesEverywhere {
                 for (access, anchor) in Self.accessNeeded(by: op) {
