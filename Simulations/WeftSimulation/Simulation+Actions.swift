@@ -25,6 +25,9 @@ extension Simulation {
             case .reportStatus(let status): note(status, at: address)
             case .handleRequest, .deliverReply, .deliverEvent, .deliverQueryEvent:
                 fail(.unexpectedAction, replica(at: address), "a client message between two replicas: \(action)")
+            case .reviseOps:
+                // Every simulated replica reads the whole tree: no decision is carried to it.
+                fail(.unexpectedAction, replica(at: address), "a revised decision to a replica of the whole tree")
             case .close(let error): close(address, error: error)
             }
         }

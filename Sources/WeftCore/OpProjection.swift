@@ -51,7 +51,7 @@ extension ReadShare {
 ///   cut down to the share. The share of the state then folds the same on both replicas.
 /// - An op whose effect on the share hangs on what the replica cannot see (a transaction above the
 ///   share, a guarded batch reading outside it, a batch whose increment outside it may reject the
-///   whole batch) goes as the hub decided it. Applied: its writes cut down, as a guarded batch that
+///   whole batch, a call above it) goes as the hub decided it. Applied: its writes cut down, as a guarded batch that
 ///   reads the op's anchors in or above the share and has seen everything (so the replica applies it,
 ///   and keeps the touches). Rejected: a placeholder. Without the hub's outcome it is
 ///   ``Projection/undecided``.
@@ -89,8 +89,11 @@ public enum OpProjection {
     ///   - seen: what a decision carried as applied says its op had seen (the read vector of the guarded
     ///     batch it becomes). A hub passes every origin it knows and the receiver's, each at
     ///     ``everySequence``, so that the receiver never re-decides it: the hub's decision stands.
+    ///   - result: for an applied call above the share, the value it wrote at its node
+    ///     (``MergeEngine/result(ofCall:)``); asked only then.
     public static func project(
-        _ op: Op, into share: some ReadShare, outcome: @autoclosure () -> Outcome?, seen: VersionVector
+        _ op: Op, into share: some ReadShare, outcome: @autoclosure () -> Outcome?, seen: VersionVector,
+        result: @autoclosure () -> Value? = nil
     ) -> Projection {
         switch op.kind {
         case .set(let value):
@@ -104,11 +107,27 @@ public enum OpProjection {
             if !changed { return .whole }
             if kept.isEmpty { return .partial(withheld(op, share: share)) }
             return .partial(partial(op, path: op.path, kind: .merge(kept)))
-        case .increment, .call:
+        case .increment:
             // An increment above the share meets an object there (and is rejected) or writes a number
-            // where the share holds nothing: it never changes the share. A call above it is app code
-            // over values the replica cannot see (see Docs/SECURITY.md).
+            // where the share holds nothing: it never changes the share.
             return share.relation(to: op.path) == .inside ? .whole : .partial(withheld(op, share: share))
+        case .call:
+            switch share.relation(to: op.path) {
+            case .inside: return .whole
+            case .outside: return .partial(withheld(op, share: share))
+            case .above:
+                // App code over values the replica cannot see: the hub carries what the call wrote.
+                switch outcome() {
+                case .applied?:
+                    guard let written = result() else { return .undecided }
+                    return .partial(
+                        guarded(op, read: seen, reads: touched(by: op, share: share),
+                            writes: [.set(op.path, share.restrict(written, at: op.path))]))
+                // Waiting for its function, it has written nothing yet (a revision follows if it does).
+                case .rejected?, .waiting?: return .partial(withheld(op, share: share))
+                case nil: return .undecided
+                }
+            }
         case .transaction(_, let result):
             switch share.relation(to: op.path) {
             case .inside: return .whole
@@ -138,6 +157,12 @@ public enum OpProjection {
             if projected.writes.isEmpty { return .partial(withheld(op, share: share)) }
             return decided(op, share: share, outcome: outcome(), seen: seen) { projected.writes }
         }
+    }
+
+    /// True when what `op` does to `share` hangs on the hub's outcome of it (or, for a call, its result):
+    /// its projection is the hub's decision, which the hub sends again when it changes (a revision).
+    public static func carriesDecision(_ op: Op, into share: some ReadShare) -> Bool {
+        project(op, into: share, outcome: nil, seen: VersionVector()) == .undecided
     }
 
     /// The withheld placeholder of `op`: it writes nothing, and reads (touches) the op's anchors in or

@@ -32,6 +32,16 @@ public final class Reconnector: @unchecked Sendable {
     /// Called on the loop thread each time a retry is scheduled, with why (nil after an orderly close) and
     /// the delay in milliseconds.
     public var onRetryScheduled: ((NetError?, Int) -> Void)?
+    /// While set, every retry waits this many milliseconds instead of the backoff's delay: the owner sets
+    /// it when the peer refused it for a reason that only a change of configuration ends (a wrong token),
+    /// and clears it once a session went well.
+    ///
+    /// ```swift
+    /// hub.fixedRetryDelayMilliseconds = 300_000   // redial every five minutes until the token is fixed
+    /// ```
+    public var fixedRetryDelayMilliseconds: Int? {
+        didSet { loop.preconditionInLoopThread() }
+    }
 
     /// Whether the owner wants the connection kept: set by ``start()``, cleared by ``stop()``.
     private var wantsConnection = false
@@ -151,7 +161,7 @@ public final class Reconnector: @unchecked Sendable {
             wantsConnection = false
             return
         }
-        let delay = backoff.nextDelay(using: &generator)
+        let delay = fixedRetryDelayMilliseconds ?? backoff.nextDelay(using: &generator)
         let target = SocketAddress.describe(host: host, port: port)
         loop.logger.info(
             "reconnecting later",

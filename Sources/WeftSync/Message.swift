@@ -49,6 +49,8 @@ public enum MessageType: UInt8, Sendable, Hashable, CaseIterable {
     case error = 12
     /// ``Message/snapshotTouches(_:)``.
     case snapshotTouches = 13
+    /// ``Message/revisions(_:)``.
+    case revisions = 14
     /// ``Message/request(_:)``.
     case request = 32
     /// ``Message/reply(_:)``.
@@ -176,6 +178,9 @@ public enum Message: Sendable, Hashable {
     case welcome(AuthProof)
     /// Ops the receiver lacks, per origin in sequence order (with the bytes each came in).
     case ops(EncodedOps)
+    /// Decisions a hub carried to a replica limited to a share, decided again: each partial op takes
+    /// the place of the one the receiver holds under its origin and sequence.
+    case revisions(EncodedOps)
     /// What the receiver now has.
     case ack(Acknowledgement)
     /// A snapshot follows.
@@ -211,6 +216,7 @@ public enum Message: Sendable, Hashable {
         case .authResponse: return .authResponse
         case .welcome: return .welcome
         case .ops: return .ops
+        case .revisions: return .revisions
         case .ack: return .ack
         case .snapshotBegin: return .snapshotBegin
         case .snapshotChunk: return .snapshotChunk

@@ -63,7 +63,7 @@ public enum MessageCodec {
         switch message {
         case .hello(let hello): write(hello, to: &writer)
         case .authResponse(let proof), .welcome(let proof): writer.write(raw: proof.bytes)
-        case .ops(let ops):
+        case .ops(let ops), .revisions(let ops):
             precondition(!ops.isEmpty, "an ops message carries at least one op")
             for encoding in ops.encodings { writer.write(raw: encoding) }
         case .ack(let ack):
@@ -136,6 +136,7 @@ public enum MessageCodec {
         case .authResponse: return .authResponse(try readProof(from: &reader))
         case .welcome: return .welcome(try readProof(from: &reader))
         case .ops: return .ops(try readOps(from: &reader))
+        case .revisions: return .revisions(try readOps(from: &reader))
         case .ack:
             return try decoding("ack") {
                 let versionVector = try OpCodec.readVersionVector(from: &reader)

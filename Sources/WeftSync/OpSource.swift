@@ -57,6 +57,11 @@ public protocol OpSource {
     /// a peer limited to a share asks it for the ops whose effect on the share the peer cannot decide
     /// (``OpProjection``). Defaults to nil: such ops then close that session.
     func outcome(of stamp: Stamp) -> Outcome?
+
+    /// The value the applied call stamped `stamp` wrote at its node, or nil when unknown. A session with a
+    /// peer limited to a share asks it for calls above the share (``OpProjection``). Defaults to nil:
+    /// such a call, applied, then closes that session.
+    func callResult(of stamp: Stamp) -> Value?
 }
 
 extension OpSource {
@@ -76,6 +81,9 @@ extension OpSource {
 
     /// Unknown.
     public func outcome(of stamp: Stamp) -> Outcome? { nil }
+
+    /// Unknown.
+    public func callResult(of stamp: Stamp) -> Value? { nil }
 
     /// The empty state at the (empty) compaction frontier.
     public func snapshot() throws -> SyncSnapshot { SyncSnapshot(value: .null, frontier: compactionFrontier) }

@@ -76,6 +76,11 @@ public enum SyncAction: Sendable, Hashable {
     /// merged (and durable), call ``SyncSession/onLocalOpsAppended(source:now:)`` so the session acks.
     /// Each op comes with the bytes it arrived in, which a store can keep as they are.
     case applyOps(EncodedOps, from: ReplicaID)
+    /// Put each of these partial ops, decided again by `peer` (the hub of this replica, limited to a
+    /// share), in place of the op held under its origin and sequence, and re-fold (see
+    /// ``WeftCore/MergeEngine/revising(_:baseVector:)``). The log holds the same ops after it, so there is
+    /// nothing new to acknowledge. Every op named was received (or folded into the base).
+    case reviseOps(EncodedOps, from: ReplicaID)
     /// Replace the base state with this snapshot (keeping local ops above its frontier), then call
     /// ``SyncSession/onLocalOpsAppended(source:now:)``. The tail of the log follows as ops.
     case installSnapshot(SyncSnapshot, from: ReplicaID)

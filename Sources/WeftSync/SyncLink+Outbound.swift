@@ -22,6 +22,9 @@ extension SyncLink {
                 try startSnapshot(source: source, compaction: compaction, outbox: &outbox)
                 continue
             }
+            // Decisions changed go before new ops: an op of an origin new to the peer never reaches it
+            // before the decisions that name that origin as seen.
+            try reviseCarried(source: source, outbox: &outbox)
             try sendBatches(source: source, outbox: &outbox)
             return
         }
@@ -104,9 +107,23 @@ extension SyncLink {
                         + "it syncs with its hub only, and cannot send that op to \(peer.name.isEmpty ? "\(peer.replica)" : peer.name)")
             }
             if let share {
-                switch OpProjection.project(op, into: share, outcome: source.outcome(of: op.stamp), seen: seen) {
+                var carries = false
+                var waiting = false
+                let outcome: () -> Outcome? = {
+                    carries = true
+                    let outcome = source.outcome(of: op.stamp)
+                    waiting = outcome == .waiting
+                    return outcome
+                }
+                switch OpProjection.project(
+                    op, into: share, outcome: outcome(), seen: seen, result: source.callResult(of: op.stamp))
+                {
                 case .whole: OpCodec.write(op, to: &builder.writer)
-                case .partial(let cut): OpCodec.write(cut, to: &builder.writer)
+                case .partial(let cut):
+                    OpCodec.write(cut, to: &builder.writer)
+                    // The share could not decide it: the decision sent is this replica's, checked again as
+                    // ops arrive (``reviseCarried(source:outbox:)``).
+                    if carries { recordCarried(op, sent: cut, waiting: waiting) }
                 case .undecided:
                     throw SyncError(
                         .localFailure,

@@ -56,6 +56,27 @@ struct SyncLink: Sendable {
         var snapshot: SnapshotSending?
         /// Snapshot chunks sent in this session (their indices continue across snapshots).
         var snapshotChunksSent: UInt64 = 0
+        /// To a peer limited to a share: the ops it holds as this replica decided them (see
+        /// ``CarriedDecision``), by stamp, each sent again when the decision changes.
+        var carried: [Stamp: CarriedDecision] = [:]
+        /// True once the ops the peer held when the session began were looked through for carried ones.
+        var carriedScanned = false
+        /// The version vector the carried decisions were last checked at: outcomes change only as ops arrive.
+        var carriedCheckedAt: VersionVector?
+        /// The greatest stamp of a carried decision recorded (it may be gone since: the check is then
+        /// only more often complete).
+        var carriedLatest: Stamp?
+        /// The compaction stamp the carried decisions were last pruned at.
+        var carriedPrunedAt: Stamp?
+        /// True when a carried decision was a call waiting for its function at the last look.
+        var carriedWaiting = false
+    }
+
+    /// An op a peer limited to a share holds as this replica decided it (``OpProjection``): the op, and
+    /// the partial op last sent for it (nil when sent in an earlier session, unknown now).
+    struct CarriedDecision: Sendable {
+        let op: Op
+        var sent: Op?
     }
 
     struct Inbound: Sendable {
@@ -122,6 +143,7 @@ struct SyncLink: Sendable {
     ) throws(SyncError) {
         switch message {
         case .ops(let ops): try receiveOps(ops, frameBytes: frameBytes, source: source, outbox: &outbox)
+        case .revisions(let ops): try receiveRevisions(ops, source: source, outbox: &outbox)
         case .ack(let acknowledgement):
             try receiveAcknowledgement(acknowledgement, holding: source.versionVector, outbox: &outbox)
         case .snapshotBegin(let begin): try receiveSnapshotBegin(begin)

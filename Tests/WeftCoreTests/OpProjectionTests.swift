@@ -33,8 +33,12 @@ struct PrefixShare: ReadShare {
 
     static func json(_ text: String) -> Value { (try? Value(json: text)) ?? .null }
 
-    static func op(_ sequence: UInt64, _ path: String, _ kind: OpKind, origin: ReplicaID = hub) -> Op {
-        Op(stamp: Stamp(millis: 100 + sequence, counter: 0, replica: origin), sequence: sequence, path: Self.path(path), kind: kind)
+    static func op(
+        _ sequence: UInt64, _ path: String, _ kind: OpKind, origin: ReplicaID = hub, millis: UInt64? = nil
+    ) -> Op {
+        Op(
+            stamp: Stamp(millis: millis ?? 100 + sequence, counter: 0, replica: origin), sequence: sequence,
+            path: Self.path(path), kind: kind)
     }
 
     static func projected(_ op: Op, outcome: Outcome? = nil) -> Op? {
@@ -281,6 +285,145 @@ struct PrefixShare: ReadShare {
         let origins = [Self.hub, Self.other, Self.leaf]
         await propertyCheck(count: 150, input: Gen.int(in: 0...Int(Int32.max))) { seed in
             Self.checkShare(seed: seed, share: share, origins: origins)
+        }
+    }
+
+    @Test("a leaf converges on the hub's share when late ops stamped earlier flip carried decisions")
+    func revisedDecisionsConverge() async {
+        let share = PrefixShare(["/s/a", "/s/b/x"])
+        let origins = [Self.hub, Self.other, Self.leaf, Self.late]
+        var total = Relay.Counts()
+        await propertyCheck(count: 200, input: Gen.int(in: 0...Int(Int32.max))) { seed in
+            let counts = Self.checkRevisions(seed: seed, share: share, origins: origins)
+            total.carried += counts.carried
+            total.revised += counts.revised
+            total.flipped += counts.flipped
+        }
+        // The property is about flips: the cases must hold some (and decisions carried to start with).
+        #expect(total.carried > 0 && total.revised > 0 && total.flipped > 0, "\(total)")
+    }
+
+    /// An origin that first reaches the hub late in a case, so that decisions carried before name it not.
+    static let late = ReplicaID(rawValue: 0x5C)!
+
+    /// One case: ops of four origins reach the hub in a shuffled order (so that ops stamped earlier arrive
+    /// later, and an origin appears after decisions were carried). The leaf's engine ends on the share of
+    /// the hub's.
+    static func checkRevisions(seed: Int, share: PrefixShare, origins: [ReplicaID]) -> Relay.Counts {
+        var generator = Generator(random: RandomCore(seed: UInt64(seed)))
+        var ops: [Op] = []
+        for _ in 0..<generator.random.rng.int(in: 2...24) {
+            let origin = origins[Int(generator.random.rng.below(UInt64(origins.count)))]
+            var seen = VersionVector()
+            for (made, count) in generator.sequences where count > 0 {
+                seen.advance(origin: made, to: generator.random.rng.below(count + 1))
+            }
+            let prefix: [Key] = origin == Self.leaf ? ["s", "a"] : []
+            ops.append(generator.op(origin: origin, under: prefix, seen: seen))
+        }
+        var arrivals = ops
+        generator.random.rng.shuffle(&arrivals)
+        var relay = Relay(share: share)
+        for op in arrivals { relay.arrive(op, seed: seed) }
+        #expect(relay.leaf.state == share.restrict(relay.hub.state, at: .root), "seed \(seed)")
+        expectInvariants(relay.leaf)
+        return relay.counts
+    }
+
+    /// A hub and a leaf limited to `share`, as a hub's session relays ops: after each op reaches the hub,
+    /// the leaf gets first the carried decisions that changed (revisions), then the new op, each
+    /// projected with the hub's outcome (and a call's result) and every origin the hub knows seen.
+    struct Relay {
+        struct Counts {
+            var carried = 0
+            var revised = 0
+            var flipped = 0
+        }
+
+        let share: PrefixShare
+        let hub: MergeEngine
+        var leaf = MergeEngine()
+        var carried: [Stamp: (op: Op, sent: Op)] = [:]
+        var counts = Counts()
+
+        init(share: PrefixShare, hub: MergeEngine = MergeEngine()) {
+            self.share = share
+            self.hub = hub
+        }
+
+        mutating func arrive(_ op: Op, seed: Int) {
+            hub.apply([op])
+            var seen = VersionVector(hub.versionVector.entries.mapValues { _ in OpProjection.everySequence })
+            seen.advance(origin: OpProjectionTests.leaf, to: OpProjection.everySequence)
+            var revisions: [Op] = []
+            for (stamp, decision) in carried {
+                guard let outcome = hub.outcome(of: stamp),
+                    case .partial(let now) = OpProjection.project(
+                        decision.op, into: share, outcome: outcome, seen: seen, result: hub.result(ofCall: stamp)),
+                    now != decision.sent
+                else { continue }
+                revisions.append(now)
+                if OpProjection.isWithheld(now) != OpProjection.isWithheld(decision.sent) { counts.flipped += 1 }
+                carried[stamp] = (decision.op, now)
+            }
+            if !revisions.isEmpty {
+                counts.revised += revisions.count
+                do {
+                    if let revision = try leaf.revising(revisions, baseVector: VersionVector()) {
+                        leaf = revision.engine
+                    }
+                } catch {
+                    Issue.record("seed \(seed): a revision was refused: \(error)")
+                }
+            }
+            var asked = false
+            let hub = self.hub
+            let outcome: () -> Outcome? = {
+                asked = true
+                return hub.outcome(of: op.stamp)
+            }
+            let result = hub.result(ofCall: op.stamp)
+            switch OpProjection.project(op, into: share, outcome: outcome(), seen: seen, result: result) {
+            case .whole: leaf.apply([op])
+            case .partial(let cut):
+                leaf.apply([cut])
+                if asked {
+                    carried[op.stamp] = (op, cut)
+                    counts.carried += 1
+                }
+            case .undecided: Issue.record("seed \(seed): op \(op.sequence) of \(op.origin) undecided")
+            }
+        }
+    }
+
+    @Test("a call above the share reaches the leaf as the hub's result, revised when a late op changes it")
+    func callAboveTheShare() throws {
+        var registry = FunctionRegistry()
+        // Doubles every integer below the node: the leaf could not run it (it lacks /s/b).
+        registry.register(name: "double", version: 1) { value, _ in Self.doubled(value) }
+        let share = PrefixShare(["/s/a"])
+        var relay = Relay(share: share, hub: MergeEngine(registry: registry))
+        let call = OpKind.call(FunctionCall(name: "double", version: 1, arguments: .null))
+        relay.arrive(Self.op(1, "/s", .set(Self.json(#"{"a":{"x":1},"b":2}"#))), seed: 0)
+        relay.arrive(Self.op(2, "/s", call, millis: 103), seed: 0)
+        #expect(relay.hub.state == Self.json(#"{"s":{"a":{"x":2},"b":4}}"#))
+        #expect(relay.leaf.state == Self.json(#"{"s":{"a":{"x":2}}}"#), "the hub's result, cut to the share")
+        // Stamped before the call, it reaches the hub after it: the call doubles 5 now.
+        relay.arrive(Self.op(1, "/s/a/x", .set(.int(5)), origin: Self.other, millis: 102), seed: 0)
+        #expect(relay.hub.state == Self.json(#"{"s":{"a":{"x":10},"b":4}}"#))
+        #expect(relay.leaf.state == share.restrict(relay.hub.state, at: .root))
+        #expect(relay.counts.carried == 1 && relay.counts.revised == 1)
+        // A call still waiting for its function goes as a placeholder (it wrote nothing yet).
+        let waiting = Self.op(4, "/s", .call(FunctionCall(name: "unknown", version: 1, arguments: .null)))
+        #expect(try OpProjection.isWithheld(#require(Self.projected(waiting, outcome: .waiting))))
+        #expect(OpProjection.carriesDecision(waiting, into: share))
+    }
+
+    static func doubled(_ value: Value) -> Value {
+        switch value {
+        case .int(let number): return .int(number * 2)
+        case .object(let children): return .object(children.mapValues(doubled))
+        default: return value
         }
     }
 

@@ -24,19 +24,24 @@ import WeftCore
     static func connect(prepare: (inout Harness) -> Void = { _ in }) -> Harness {
         var harness = Harness(nodeCount: 2)
         prepare(&harness)
-        harness.connect(0, 1) { configuration, side in
-            if side == .acceptor {
-                var book = TokenBook()
-                book.set(Harness.token(0, 1), for: "leaf1")
-                book.rules = rules
-                configuration.tokens = book
-                configuration.role = .hub
-            } else {
-                configuration.name = "leaf1"
-            }
-        }
+        harness.connect(0, 1, adjust: hubAdjust)
         harness.run()
         return harness
+    }
+
+    /// The configurations of leaf1 (node 0, initiator) and its hub (node 1, acceptor): the hub files node 0
+    /// as leaf1 under the rules above, and knows node 2 as a replica of the whole tree.
+    static func hubAdjust(_ configuration: inout SyncConfiguration, _ side: SyncSide) {
+        if side == .acceptor {
+            var book = TokenBook()
+            book.set(Harness.token(0, 1), for: "leaf1")
+            book.set(Harness.token(1, 2), for: Harness.replica(2).description)
+            book.rules = rules
+            configuration.tokens = book
+            configuration.role = .hub
+        } else {
+            configuration.name = "leaf1"
+        }
     }
 
     @Test("the share of CredentialShare follows the rules: inside, above and outside")

@@ -42,7 +42,8 @@ struct CommitEntry: Sendable {
     /// The touches of the ops the compaction folded (compaction only), kept for the next open.
     var compactedTouches: [CompactedTouch] = []
     var indexWrites: [StoreBatch.IndexWrite] = []
-    /// Own ops stamped again, each replacing the op held under its sequence (an installed snapshot).
+    /// Ops replacing the op held under their origin and sequence: own ops stamped again (an installed
+    /// snapshot), or decisions a hub revised (a replica limited to a share).
     var replacedOps: [OpRecord] = []
     /// Ops this entry makes durable without records of their own (a snapshot's folded ops): the
     /// durable vector rises to cover them once the entry commits.
@@ -55,9 +56,10 @@ struct CommitEntry: Sendable {
     init(clockTime: UInt64) { self.clockTime = clockTime }
 
     /// True for an entry committed in a batch of its own (a compaction reads the store as it is; a
-    /// change of membership or an installed snapshot is rare and carries what only isolated batches
-    /// carry).
+    /// change of membership, an installed snapshot or a revised decision is rare and carries what only
+    /// isolated batches carry).
     var isIsolated: Bool {
         frontier != nil || !baseWrites.isEmpty || maintenance != nil || members != nil || durableVector != nil
+            || !replacedOps.isEmpty
     }
 }

@@ -150,6 +150,15 @@ extension Replica {
         return engine?.outcome(of: stamp)
     }
 
+    /// The value the applied call stamped `stamp` wrote at its node, as the engine folds it now; nil when
+    /// the log holds no such applied call.
+    func callResult(of stamp: Stamp) -> Value? {
+        condition.lock()
+        defer { condition.unlock() }
+        waitForLoad()
+        return engine?.result(ofCall: stamp)
+    }
+
     /// The ops of `origin` after `sequence`, in sequence order, at most `limit`, stopping at the first
     /// gap. Our own ops are given only once durable, so that an op that leaves the machine survives a
     /// crash. Compacted ops are gone: a peer that needs them gets a snapshot.

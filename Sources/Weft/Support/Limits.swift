@@ -66,6 +66,10 @@ public enum SyncShellLimits {
     public static let watchPathsPendingMax = 4_096
     /// Most outbound peers one driver dials.
     public static let outboundPeersMax = 256
+    /// How long a dialled peer waits before dialling again after a refusal that only a change of
+    /// configuration ends (`authenticationFailed`, `roleMismatch`): long, so that the pair does not
+    /// trade refusals for ever, and fixed, so that a fix on the other side (a reload) is picked up.
+    public static let refusedRedialDelayMilliseconds = 300_000
 
     // MARK: - Before authentication (see Docs/SECURITY.md)
 

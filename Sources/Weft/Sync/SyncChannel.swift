@@ -115,6 +115,9 @@ final class _OutboundPeer {
     /// The replicating member last connected at this address: what it acknowledged (in the driver's
     /// book) tells its backlog while it is out of reach.
     var member: ReplicaID?
+    /// The code of the lasting refusal last logged with its advice, so that a refusal repeated at each
+    /// redial is said once (cleared by a session that ends otherwise).
+    var refusalLogged: SyncErrorCode?
 
     init(address: String, token: AuthToken? = nil) {
         self.address = address

@@ -181,6 +181,19 @@ extension SyncDriver {
                 }
             case .applyOps(let ops, let peer):
                 apply(ops, from: peer, on: channel)
+            case .reviseOps(let ops, let peer):
+                do {
+                    let revised = try target.reviseCarried(ops.ops)
+                    if revised > 0 {
+                        logger.info(
+                            "took decisions revised by \(peer)",
+                            metadata: ["revised": "\(revised)", "sent": "\(ops.count)"])
+                    }
+                } catch {
+                    let reason = "the revised decisions from \(peer) were not taken: \(error)"
+                    return perform(
+                        channel.session.onClose(error: SyncError(.localFailure, reason), now: now), on: channel)
+                }
             case .installSnapshot(let snapshot, let peer):
                 do {
                     let report = try target.installSnapshot(snapshot)
@@ -348,6 +361,7 @@ extension SyncDriver {
                 "sync session connected",
                 metadata: ["peer": "\(channel.status.address)", "replica": "\(status.peer.map { "\($0)" } ?? "?")"])
         }
+        if status.phase == .closed, channel.outbound != nil { noteOutboundClosed(status.error, on: channel) }
         if let outbound = channel.outbound { outbound.status = channel.status }
     }
 

@@ -27,6 +27,7 @@ extension SyncDriver {
             if let replica = peer.replica { fields["replica"] = .string(replica.description) }
             if let role = peer.role { fields["role"] = .string("\(role)") }
             if let error = peer.lastError { fields["lastError"] = .string(error) }
+            if let advice = peer.advice { fields["advice"] = .string(advice) }
             if peer.role == .client { continue }
             // Keys may not hold `.`, `[`, `]`…: the address is a value, the key its position.
             fields["address"] = .string(peer.address)

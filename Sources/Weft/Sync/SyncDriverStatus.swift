@@ -33,6 +33,9 @@ public struct SyncPeerStatus: Sendable, Hashable {
     /// The code of the last error when a session reported it (nil for a transport error, such as a
     /// refused connection): ``SyncErrorCode/authenticationFailed`` for a wrong token, for example.
     public var lastErrorCode: SyncErrorCode?
+    /// For a dialled peer that refused this replica for a reason only a change of configuration ends: what
+    /// to change. It is then dialled again only every ``SyncShellLimits/refusedRedialDelayMilliseconds``.
+    public var advice: String?
     /// Bytes written to this peer (frames with their headers), since the driver started (outbound: across
     /// reconnects).
     public var bytesSent: Int = 0

@@ -79,6 +79,17 @@ protocol SyncTarget: AnyObject, Sendable {
     /// The outcome of the op stamped `stamp` as the replica folds it now; nil when unknown. A session
     /// with a peer limited to a share asks for it (see `OpProjection`).
     func outcome(of stamp: Stamp) -> Outcome?
+
+    /// The value the applied call stamped `stamp` wrote at its node; nil when unknown (see
+    /// `MergeEngine.result(ofCall:)`).
+    func callResult(of stamp: Stamp) -> Value?
+
+    /// Puts decisions the hub revised in place of the ops held (see `Replica.reviseCarried(_:)`).
+    /// - Returns: the number of ops replaced.
+    /// - Throws: when a revision names no carried decision held; the session closes with
+    ///   ``SyncErrorCode/localFailure``.
+    @discardableResult
+    func reviseCarried(_ revisions: [Op]) throws -> Int
 }
 
 /// The stable frontiers a ``SyncTarget`` decided from the acknowledgements.
@@ -140,6 +151,14 @@ extension SyncTarget {
     /// effect on its share hangs on one.
     func outcome(of stamp: Stamp) -> Outcome? { nil }
 
+    /// Unknown (a target that keeps no log of calls).
+    func callResult(of stamp: Stamp) -> Value? { nil }
+
+    /// Refuses: a target that keeps no outcomes holds no decision carried to a share.
+    func reviseCarried(_ revisions: [Op]) throws -> Int {
+        throw WeftError(.sync, "\(revisions.count) revised decisions cannot be taken: this target holds no share")
+    }
+
     /// The durable vector's total, every op held in the log, size unknown.
     var logStatus: SyncLogStatus {
         let known = durableVersionVector.total
@@ -162,6 +181,8 @@ struct _SyncTargetSource: OpSource {
     func snapshot() throws -> SyncSnapshot { try target.syncSnapshot() }
 
     func outcome(of stamp: Stamp) -> Outcome? { target.outcome(of: stamp) }
+
+    func callResult(of stamp: Stamp) -> Value? { target.callResult(of: stamp) }
 
     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> [Op] {
         precondition(limit >= 1, "a session asks for at least one op")

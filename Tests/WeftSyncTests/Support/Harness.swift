@@ -97,6 +97,9 @@ struct Harness {
             #expect(from == Harness.replica(endpoints[peer(of: endpoint)].node))
             logs[node].apply(ops.ops)
             logGrew(node: node)
+        case .reviseOps(let ops, _):
+            logs[node].revise(ops.ops)
+            logGrew(node: node)
         case .installSnapshot(let snapshot, _):
             logs[node].install(snapshot)
             logGrew(node: node)

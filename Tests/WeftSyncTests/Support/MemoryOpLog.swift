@@ -43,6 +43,14 @@ struct MemoryOpLog: OpSource {
         }
     }
 
+    /// Puts each revised decision in place of the partial op held under its origin and sequence.
+    mutating func revise(_ revisions: [Op]) {
+        for op in revisions {
+            guard let held = held[op.origin]?[op.sequence], held.isPartial, held.stamp == op.stamp else { continue }
+            self.held[op.origin]?[op.sequence] = op
+        }
+    }
+
     private mutating func insert(_ op: Op) {
         guard op.sequence > compactionFrontier[op.origin] else { return }
         held[op.origin, default: [:]][op.sequence] = op

@@ -28,13 +28,19 @@ enum SyncFixture {
     /// A driver for `node` over a fresh engine target.
     static func driver(node: Int, others: [Int], logs: LogRecorder? = nil) throws -> (SyncDriver, EngineTarget) {
         let target = EngineTarget(node: node)
+        let driver = try SyncDriver(
+            target: target, configuration: configuration(node: node, others: others),
+            logger: logger(node: node, logs: logs))
+        return (driver, target)
+    }
+
+    /// A logger for `node`'s driver at level info, into `logs` when given.
+    static func logger(node: Int, logs: LogRecorder?) -> Logger {
         var logger = Logger(label: "weft.sync.test.\(node)") { label in
             logs.map { LogRecorder.Handler(recorder: $0) as any LogHandler } ?? SwiftLogNoOpLogHandler(label)
         }
         logger.logLevel = .info
-        let driver = try SyncDriver(
-            target: target, configuration: configuration(node: node, others: others), logger: logger)
-        return (driver, target)
+        return logger
     }
 
     /// Polls `condition` every 10 ms until it holds, at most `milliseconds`.
