@@ -1,10 +1,12 @@
-/* setenv(3) and pid_t are POSIX, not ISO C. */
-#define _POSIX_C_SOURCE 200809L
+/* setenv(3), pid_t and pthreads are POSIX, not ISO C; syscall(2) is a GNU extension. */
+#define _GNU_SOURCE
 
 #include "parent_death.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,11 +14,24 @@
 #include <unistd.h>
 
 #if defined(__linux__)
-#include <sys/prctl.h>
+#include <sys/syscall.h>
 #endif
 
 /* Room for a pid in decimal and its terminating zero. */
 enum { weft_parent_death_pid_digits_max = 24 };
+
+#if defined(__linux__) && defined(SYS_pidfd_open)
+/* Waits, on a thread of its own, until the parent process ends (its pidfd becomes readable), then kills
+   this process. A pidfd follows the parent *process*, whichever of its threads started this one. */
+static void *weft_parent_death_watch(void *argument) {
+    int descriptor = (int)(long)argument;
+    struct pollfd watched = {.fd = descriptor, .events = POLLIN, .revents = 0};
+    while (poll(&watched, 1, -1) < 0 && errno == EINTR) {
+    }
+    kill(getpid(), SIGKILL);
+    return NULL;
+}
+#endif
 
 WeftParentDeath weft_parent_death_arm(int *parent) {
     const char *text = getenv(WEFT_PARENT_DEATH_VARIABLE);
@@ -28,14 +43,27 @@ WeftParentDeath weft_parent_death_arm(int *parent) {
     errno = 0;
     long expected = strtol(text, NULL, 10);
     if (errno != 0 || expected < 1 || expected > INT_MAX) return WeftParentDeathInvalidValue;
-#if defined(__linux__)
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return WeftParentDeathUnavailable;
-    /* After the request: a parent that ends from now on sends the signal, and one that ended before has
-       already handed this process to another (a subreaper or init), so getppid() no longer names it. */
+#if defined(__linux__) && defined(SYS_pidfd_open)
+    int descriptor = (int)syscall(SYS_pidfd_open, (pid_t)expected, 0);
+    if (descriptor < 0 && errno != ESRCH) return WeftParentDeathUnavailable;
+    /* After the pidfd is open, a parent that ends from now on makes it readable; one that ended before
+       has already handed this process to another (a subreaper or init), so getppid() no longer names it. */
     pid_t current = getppid();
-    if (current != (pid_t)expected) {
+    if (descriptor < 0 || current != (pid_t)expected) {
+        if (descriptor >= 0) close(descriptor);
         if (parent != NULL) *parent = (int)current;
         return WeftParentDeathNotParent;
+    }
+    pthread_t watcher;
+    pthread_attr_t attributes;
+    if (pthread_attr_init(&attributes) != 0) return WeftParentDeathUnavailable;
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    int failure = pthread_create(&watcher, &attributes, weft_parent_death_watch, (void *)(long)descriptor);
+    pthread_attr_destroy(&attributes);
+    if (failure != 0) {
+        close(descriptor);
+        errno = failure;
+        return WeftParentDeathUnavailable;
     }
     char own[weft_parent_death_pid_digits_max];
     snprintf(own, sizeof own, "%d", (int)getpid());

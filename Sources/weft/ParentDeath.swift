@@ -7,7 +7,7 @@ enum ParentDeath {
     /// The environment variable, as the C shim reads it.
     static let variable = WEFT_PARENT_DEATH_VARIABLE
 
-    /// Arms the parent-death signal when the environment asks for it; a request that cannot be honoured
+    /// Arms the watch on the parent when the environment asks for it; a request that cannot be honoured
     /// is a usage error (exit 2) before the command does anything.
     static func armIfAsked() {
         var parent: Int32 = 0

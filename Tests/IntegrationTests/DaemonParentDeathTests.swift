@@ -105,9 +105,9 @@ import WeftTestSupport
         #expect(Self.isAlive(started.daemon))
     }
 
-    /// Linux sends the signal when the parent *thread* ends. A child started by a test thread that then ends
-    /// (a Swift concurrency worker left idle ends after some seconds) must live on: ChildProcess starts every
-    /// child from a thread of its own that never ends.
+    /// The child watches its parent *process* (a pidfd), not the thread that started it: a child started by
+    /// a test thread that then ends (a Swift concurrency worker left idle ends after some seconds) lives on.
+    /// (prctl's parent-death signal, tried first, fires when that thread ends.)
     @Test func aDaemonStartedFromAThreadThatEndedKeepsRunning() throws {
         let scratch = try Scratch()
         defer { scratch.remove() }

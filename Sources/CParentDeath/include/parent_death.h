@@ -18,16 +18,17 @@ typedef enum __attribute__((enum_extensibility(closed))) WeftParentDeath {
     /* The parent is not the process named: it ended before the signal was set (this process was handed to
        another), or the variable was inherited from a grandparent. */
     WeftParentDeathNotParent = 3,
-    /* prctl(2) refused (errno says why), or the system has no parent-death signal (not Linux). */
+    /* pidfd_open(2) or the watching thread failed (errno says why), or the system has no pidfd (not Linux). */
     WeftParentDeathUnavailable = 4,
 } WeftParentDeath;
 
-/* Reads WEFT_DIE_WITH_PARENT and, when it names a pid, asks Linux for SIGKILL when the parent ends
-   (PR_SET_PDEATHSIG), then checks that the parent is still that pid: one that died before the request
-   left nobody to signal. Once armed, the variable is set to this process's own pid, so that a child it
-   starts (weft-sim's determinism run) dies with it in turn.
-   Linux sends the signal when the parent *thread* that started this process ends, not its whole process:
-   a parent must start such children from a thread that outlives them.
+/* Reads WEFT_DIE_WITH_PARENT and, when it names a pid, opens a pidfd on that process (Linux 5.3 on) and
+   starts a thread that waits on it and kills this process (SIGKILL) when the parent ends, then checks that
+   the parent is still that pid: one that died before left nobody to watch. A pidfd follows the parent
+   *process*: unlike prctl's parent-death signal, which fires when the parent's starting *thread* ends, it
+   lets a parent start children from any thread (Swift concurrency's worker threads come and go).
+   Once armed, the variable is set to this process's own pid, so that a child it starts (weft-sim's
+   determinism run) dies with it in turn.
    Call it first thing in main, before other threads start (it changes the environment).
    `parent` receives the parent's pid when the result is WeftParentDeathNotParent. */
 WeftParentDeath weft_parent_death_arm(int *parent);

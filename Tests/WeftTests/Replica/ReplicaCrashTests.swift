@@ -28,6 +28,12 @@ import WeftTestSupport
     /// Crashes and restarts one database file lives through.
     static let roundsPerFile = 5
 
+    /// Ops a writer makes at most in a round, then it ends cleanly: a third of a second of writing on an
+    /// idle machine (kills land within a quarter of a second of its start), and a bound on the log a
+    /// round must check when a loaded run keeps the test from killing it on time (unbounded, a writer
+    /// starved of its kill wrote for seconds, and checking its log slowed the whole run further).
+    static let opsMaxPerRound = 15_000
+
     @Test(arguments: [(Durability.normal, 10, 7), (Durability.normal, 10, 17), (Durability.full, 8, 11)])
     func everyOpReportedDurableSurvivesAKill(durability: Durability, rounds: Int, seed: UInt64) async throws {
         let writer = try #require(Self.writer, "build the weft executable: swift build --build-tests")
@@ -43,7 +49,8 @@ import WeftTestSupport
                 durable = []
             }
             let child = try CrashChild(
-                writer: writer, path: path, durability: durability, seed: seed &* 1_000 &+ UInt64(round + 1))
+                writer: writer, path: path, durability: durability, seed: seed &* 1_000 &+ UInt64(round + 1),
+                arguments: ["--ops-max", "\(Self.opsMaxPerRound)"])
             // Killed at a random moment of its writing life (its start, a debug build's, takes longer).
             let started = await eventually(timeoutSeconds: 30) { child.isReady }
             try await Task.sleep(nanoseconds: generator.below(250) * 1_000_000)
