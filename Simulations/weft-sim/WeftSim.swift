@@ -19,22 +19,11 @@ struct WeftSim: AsyncParsableCommand {
     /// Runs the command line once `WEFT_DIE_WITH_PARENT` (a testing aid, Docs/CLI.md) is honoured: with it,
     /// this run and the child run of `--check-determinism` die with the process that started them.
     static func main() async {
-        var parent: Int32 = 0
-        let variable = WEFT_PARENT_DEATH_VARIABLE
-        let problem: String
-        switch weft_parent_death_arm(&parent) {
-        case .notAsked, .armed:
+        guard let problem = weft_parent_death_arm_or_explain() else {
             await main(nil)
             return
-        case .invalidValue:
-            problem = "invalid \(variable): it names the pid of this command's parent, a number from 1"
-        case .notParent:
-            let named = ProcessInfo.processInfo.environment[variable] ?? ""
-            problem = "\(variable)=\(named) is not the parent (pid \(parent)): it ended, or the variable was inherited"
-        case .unavailable:
-            problem = "\(variable) cannot be honoured here: \(String(cString: strerror(errno)))"
         }
-        Printing.errorLine("weft-sim: \(problem)")
+        Printing.errorLine("weft-sim: \(String(cString: problem))")
         Foundation.exit(ExitCode.validationFailure.rawValue)
     }
 }

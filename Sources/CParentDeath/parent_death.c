@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -74,4 +75,32 @@ WeftParentDeath weft_parent_death_arm(int *parent) {
     errno = ENOSYS;
     return WeftParentDeathUnavailable;
 #endif
+}
+
+const char *weft_parent_death_arm_or_explain(void) {
+    static char sentence[256];
+    int parent = 0;
+    const char *named = getenv(WEFT_PARENT_DEATH_VARIABLE);
+    /* Read before arming, which replaces the value with this process's pid. */
+    char given[weft_parent_death_pid_digits_max] = "";
+    if (named != NULL) snprintf(given, sizeof given, "%s", named);
+    switch (weft_parent_death_arm(&parent)) {
+    case WeftParentDeathNotAsked:
+    case WeftParentDeathArmed:
+        return NULL;
+    case WeftParentDeathInvalidValue:
+        snprintf(sentence, sizeof sentence, "invalid %s: it names the pid of this command's parent, a number from 1",
+                 WEFT_PARENT_DEATH_VARIABLE);
+        break;
+    case WeftParentDeathNotParent:
+        snprintf(sentence, sizeof sentence,
+                 "%s=%s is not the parent (pid %d): it ended, or the variable was inherited",
+                 WEFT_PARENT_DEATH_VARIABLE, given, parent);
+        break;
+    case WeftParentDeathUnavailable:
+        snprintf(sentence, sizeof sentence, "%s cannot be honoured here: %s", WEFT_PARENT_DEATH_VARIABLE,
+                 strerror(errno));
+        break;
+    }
+    return sentence;
 }

@@ -33,4 +33,8 @@ typedef enum __attribute__((enum_extensibility(closed))) WeftParentDeath {
    `parent` receives the parent's pid when the result is WeftParentDeathNotParent. */
 WeftParentDeath weft_parent_death_arm(int *parent);
 
+/* weft_parent_death_arm, for a command's start: NULL when it armed or was not asked, else the sentence a
+   usage error prints (what is wrong with the variable), held in a static buffer. */
+const char *weft_parent_death_arm_or_explain(void);
+
 #endif
