@@ -115,6 +115,7 @@ final class SabotagedEngine: ReplicaEngine {
 
     func contains(_ stamp: Stamp) -> Bool { inner.contains(stamp) }
     var frontier: Stamp? { inner.frontier }
+    var holdsPartialOps: Bool { inner.holdsPartialOps }
     var base: Value { inner.base }
     func allCompactedTouches() -> [CompactedTouch] { inner.allCompactedTouches() }
     func forEachLoggedOp(through frontier: Stamp, _ body: (Op) -> Void) {

@@ -40,9 +40,12 @@ extension MergeEngine {
     public func stamp(of origin: ReplicaID, sequence: UInt64) -> Stamp? { origins[origin]?[sequence] }
 
     /// The frontier a compaction up to `stable` may use: `stable` itself, or, when an op waiting for a
-    /// function is stamped at or below it, the last logged op before the earliest such op. A waiting
-    /// call must still run at its place in stamp order once its function is registered, so it and every
-    /// op after it stay in the log. Nil when that leaves nothing new to fold.
+    /// function or a partial op is stamped at or below it, the last logged op before the earliest such
+    /// op. A waiting call must still run at its place in stamp order once its function is registered, so
+    /// it and every op after it stay in the log. A partial op (``Op/isPartial``) may be a decision a hub
+    /// carried and may still revise: a replica holding a share folds it only by installing its hub's
+    /// snapshot of the share (the hub's base, which no revision changes). Nil when that leaves nothing
+    /// new to fold.
     ///
     /// ```swift
     /// if let frontier = engine.compactionFrontier(upTo: stable) { engine.compact(upTo: frontier) }
@@ -50,13 +53,33 @@ extension MergeEngine {
     public func compactionFrontier(upTo stable: Stamp) -> Stamp? {
         var frontier = stable
         if let earliest = waiting.keys.min(), earliest <= stable {
-            var before: Stamp?
-            forEachLoggedOp(through: earliest) { op in before = max(before ?? op.stamp, op.stamp) }
-            guard let before else { return nil }
+            guard let before = lastLoggedStamp(before: earliest) else { return nil }
             frontier = before
+        }
+        if holdsPartialOps {
+            var earliest: Stamp?
+            forEachLoggedOp(through: frontier) { op in
+                if op.isPartial { earliest = min(earliest ?? op.stamp, op.stamp) }
+            }
+            if let earliest {
+                guard let before = lastLoggedStamp(before: earliest) else { return nil }
+                frontier = before
+            }
         }
         if let current = self.frontier, frontier <= current { return nil }
         return frontier
+    }
+
+    /// True when the log holds a partial op: a placeholder or projection of a hub's op cut to a share.
+    public var holdsPartialOps: Bool { origins.values.contains { $0.partialCount > 0 } }
+
+    /// The greatest stamp of a logged op stamped before `stamp`.
+    private func lastLoggedStamp(before stamp: Stamp) -> Stamp? {
+        var before: Stamp?
+        forEachLoggedOp(through: stamp) { op in
+            if op.stamp < stamp { before = max(before ?? op.stamp, op.stamp) }
+        }
+        return before
     }
 
     /// Calls `body` with every op in the log (not waiting) stamped at or below `frontier`, origin by

@@ -37,6 +37,10 @@ extension MergeEngine {
     /// The engine this one becomes when it installs `base`: the base's value under the base's frontiers
     /// and touches, with every known op outside the base replayed on it.
     ///
+    /// A log holding partial ops (a share of a hub's tree) installs its hub's base even when it holds
+    /// every op of it: the partial ops may be decisions the hub revised since (``compactionFrontier(upTo:)``
+    /// leaves them to this install).
+    ///
     /// An op outside the base stamped at or below its stamp frontier cannot take its place in stamp
     /// order (the ops around it are folded). When it is `local`'s and `local`'s ops from it on are
     /// not acknowledged by any replica (`acknowledgedThrough` is below it), those ops are stamped
@@ -50,7 +54,8 @@ extension MergeEngine {
     /// ```
     /// - Parameters:
     ///   - localBaseVector: the ops folded into this engine's own base; the installed base must hold them.
-    /// - Returns: nil when this engine already holds every op of the base (nothing to install).
+    /// - Returns: nil when this engine already holds every op of the base and no partial op, or its own
+    ///   base already holds the base's ops (nothing to install).
     /// - Throws: ``CoreError/snapshotNotInstallable(reason:)``, or what `nextStamp` throws; this engine
     ///   is unchanged either way.
     public func installing(
@@ -58,7 +63,7 @@ extension MergeEngine {
         nextStamp: () throws -> Stamp
     ) throws -> CompactedBaseInstall? {
         let vector = base.vector
-        guard !versionVector.covers(vector) else { return nil }
+        guard !versionVector.covers(vector) || (holdsPartialOps && !localBaseVector.covers(vector)) else { return nil }
         guard vector.covers(localBaseVector) else {
             throw CoreError.snapshotNotInstallable(
                 reason: "this replica compacted ops the snapshot lacks (its base holds \(localBaseVector), "

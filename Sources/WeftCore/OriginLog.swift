@@ -16,6 +16,8 @@ struct OriginLog {
     private(set) var first: UInt64
     /// Highest sequence with no gap below it.
     private(set) var contiguous: UInt64 = 0
+    /// How many partial ops (``Op/isPartial``) the slots hold.
+    private(set) var partialCount = 0
 
     init(contiguous: UInt64 = 0) {
         self.contiguous = contiguous
@@ -103,10 +105,12 @@ struct OriginLog {
     mutating func add(_ op: Op) {
         guard op.sequence >= first else { return }
         let offset = Int(op.sequence - first)
+        if op.isPartial { partialCount += 1 }
         if offset >= slots.count {
             if offset > slots.count { slots.append(contentsOf: repeatElement(nil, count: offset - slots.count)) }
             slots.append(op)
         } else {
+            if slots[offset]?.isPartial == true { partialCount -= 1 }
             slots[offset] = op
         }
         while holds(contiguous + 1) { contiguous += 1 }
@@ -115,6 +119,7 @@ struct OriginLog {
     /// Forgets a compacted op; drops the forgotten prefix once it is large.
     mutating func remove(sequence: UInt64) {
         guard sequence >= first, sequence - first < UInt64(slots.count) else { return }
+        if slots[Int(sequence - first)]?.isPartial == true { partialCount -= 1 }
         slots[Int(sequence - first)] = nil
         while cleared < slots.count, slots[cleared]?.stamp == nil, first + UInt64(cleared) <= contiguous {
             cleared += 1

@@ -4,7 +4,7 @@ import WeftCore
 /// lives here; `SyncLimitsTests` asserts how they relate.
 public enum SyncLimits {
     /// The protocol version this build speaks, sent in every hello.
-    public static let protocolVersion: UInt16 = 2
+    public static let protocolVersion: UInt16 = 3
 
     // MARK: - Frames
 

@@ -81,11 +81,18 @@ public struct Hello: Sendable, Hashable {
     public var versionVector: VersionVector
     /// How many unacknowledged op and snapshot bytes the sender accepts (its receive window).
     public var windowBytes: UInt64
+    /// The stamp the sender compacted up to (or installed a snapshot at), nil when it never did: a hub
+    /// sends a peer limited to a share a snapshot of that share when it compacted further.
+    public var compactionStamp: Stamp?
+    /// True when the sender holds partial ops (a hub's share of the tree, ``Op/isPartial``): a replica that
+    /// would send it every op whole refuses the session.
+    public var holdsShare: Bool
 
     /// A hello from its parts.
     public init(
         protocolVersion: UInt16 = SyncLimits.protocolVersion, replica: ReplicaID, role: SyncRole, name: String,
-        nonce: AuthNonce, versionVector: VersionVector, windowBytes: UInt64 = UInt64(SyncLimits.windowBytesMax)
+        nonce: AuthNonce, versionVector: VersionVector, windowBytes: UInt64 = UInt64(SyncLimits.windowBytesMax),
+        compactionStamp: Stamp? = nil, holdsShare: Bool = false
     ) {
         self.protocolVersion = protocolVersion
         self.replica = replica
@@ -94,6 +101,8 @@ public struct Hello: Sendable, Hashable {
         self.nonce = nonce
         self.versionVector = versionVector
         self.windowBytes = windowBytes
+        self.compactionStamp = compactionStamp
+        self.holdsShare = holdsShare
     }
 }
 

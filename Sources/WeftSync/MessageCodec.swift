@@ -107,6 +107,8 @@ public enum MessageCodec {
         writer.write(raw: hello.nonce.bytes)
         writer.write(varint: hello.windowBytes)
         OpCodec.write(hello.versionVector, to: &writer)
+        writeOptional(hello.compactionStamp, to: &writer)
+        writer.write(byte: hello.holdsShare ? 1 : 0)
     }
 
     static func write(code: SyncErrorCode, to writer: inout ByteWriter) {
@@ -242,9 +244,15 @@ public enum MessageCodec {
                 throw SyncError(.malformedFrame, "a receive window of \(windowBytes) bytes is below the minimum")
             }
             let versionVector = try OpCodec.readVersionVector(from: &reader)
+            let compactionStamp = try readOptionalStamp(from: &reader, in: "a hello")
+            let share = try reader.readByte()
+            guard share <= 1 else {
+                throw SyncError(.malformedFrame, "a hello's share flag is \(share); it must be 0 or 1")
+            }
             return Hello(
                 protocolVersion: version, replica: replica, role: role, name: name,
-                nonce: AuthNonce(bytes: nonceBytes)!, versionVector: versionVector, windowBytes: windowBytes)
+                nonce: AuthNonce(bytes: nonceBytes)!, versionVector: versionVector, windowBytes: windowBytes,
+                compactionStamp: compactionStamp, holdsShare: share == 1)
         }
     }
 

@@ -30,6 +30,10 @@ public protocol OpSource {
     /// Defaults to nil (never compacted).
     var compactionStamp: Stamp? { get }
 
+    /// True when the log holds partial ops (a hub's share of the tree, ``Op/isPartial``), said in the
+    /// hello: a replica that would send every op whole refuses the session. Defaults to false.
+    var holdsShare: Bool { get }
+
     /// Ops of `origin` whose sequences follow `sequence`, in sequence order and without gaps.
     ///
     /// - Parameters:
@@ -73,6 +77,9 @@ extension OpSource {
 
     /// Never compacted.
     public var compactionStamp: Stamp? { nil }
+
+    /// Every op whole.
+    public var holdsShare: Bool { false }
 
     /// No bytes kept: the session encodes the ops.
     public func encodedOps(

@@ -252,7 +252,8 @@ public struct ReplicaInstance: Sendable, Hashable {
 
     // MARK: - Snapshots
 
-    /// Whether to install `snapshot`, a peer's compacted base: not when the log holds every op of it,
+    /// Whether to install `snapshot`, a peer's compacted base: not when the log holds every op of it
+    /// (unless it holds partial ops that the base folds: a share is compacted only by its hub's base),
     /// nor when it lacks its sender's stamp frontier; otherwise the clock adopts that stamp first, so
     /// that later stamps, and those of own ops stamped again above it (``nextStamp(wallMillis:)``), are
     /// above it.
@@ -260,7 +261,10 @@ public struct ReplicaInstance: Sendable, Hashable {
     public mutating func snapshotInstall(
         _ snapshot: SyncSnapshot, wallMillis: UInt64, log: some ReplicaLog
     ) throws -> SnapshotInstallDecision {
-        guard !log.versionVector.covers(snapshot.frontier) else { return .holdsEverything }
+        guard
+            !log.versionVector.covers(snapshot.frontier)
+                || (log.holdsPartialOps && !compactionVector.covers(snapshot.frontier))
+        else { return .holdsEverything }
         guard let stamp = snapshot.stampFrontier else { return .lacksStampFrontier }
         try clock.receive(stamp, wallMillis: wallMillis)
         return .install(

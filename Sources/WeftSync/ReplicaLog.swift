@@ -14,13 +14,16 @@ public protocol ReplicaLog: AnyObject {
     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int) -> [Op]
     /// The stamp of op `sequence` of `origin`, when it is held and not compacted.
     func stamp(of origin: ReplicaID, sequence: UInt64) -> Stamp?
-    /// The frontier a compaction up to `stable` may use (below ops waiting for a function); nil when
+    /// The frontier a compaction up to `stable` may use (below ops waiting for a function, and partial
+    /// ops); nil when
     /// nothing new would fold.
     func compactionFrontier(upTo stable: Stamp) -> Stamp?
     /// Calls `body` with every logged op (not waiting) stamped at or below `frontier`.
     func forEachLoggedOp(through frontier: Stamp, _ body: (Op) -> Void)
     /// The greatest compacted stamp; nil before any compaction.
     var frontier: Stamp? { get }
+    /// True when the log holds a partial op (a hub's share of the tree).
+    var holdsPartialOps: Bool { get }
 }
 
 // MARK: - ReplicaLog

@@ -18,7 +18,8 @@ extension SyncLink {
                 if outbound.snapshot != nil { return }
             }
             let compaction = source.compactionFrontier
-            if !outbound.cursor.covers(compaction) {
+            if !outbound.cursor.covers(compaction) || rebasesShare(source: source) {
+                outbound.snapshotSentAt = source.compactionStamp
                 try startSnapshot(source: source, compaction: compaction, outbox: &outbox)
                 continue
             }
@@ -28,6 +29,17 @@ extension SyncLink {
             try sendBatches(source: source, outbox: &outbox)
             return
         }
+    }
+
+    /// True when a peer limited to a share holds this replica's ops up to a compaction it has not taken:
+    /// it is sent the share of the base, once per compaction and session. Its log may hold decisions this
+    /// replica carried and changed since (``reviseCarried(source:outbox:)`` revises only those above the
+    /// compaction), and it folds them only by installing this base, which nothing changes any more.
+    private func rebasesShare(source: some OpSource) -> Bool {
+        guard share != nil, let stamp = source.compactionStamp, outbound.snapshotSentAt != stamp else {
+            return false
+        }
+        return outbound.peerCompaction.map { $0 < stamp } ?? true
     }
 
     mutating func sendBatches(source: some OpSource, outbox: inout Outbox) throws(SyncError) {
@@ -254,6 +266,9 @@ extension SyncLink {
         outbound.acknowledged = outbound.acknowledged.merged(with: counted.versionVector)
         outbound.cursor = outbound.cursor.merged(with: counted.versionVector)
         outbound.ledger.release(coveredBy: counted.versionVector)
+        if let stamp = acknowledgement.compactionStamp {
+            outbound.peerCompaction = max(outbound.peerCompaction ?? stamp, stamp)
+        }
         if countsForStability { outbox.append(.recordAcknowledgement(counted, from: peer.replica)) }
     }
 

@@ -70,6 +70,10 @@ struct SyncLink: Sendable {
         var carriedPrunedAt: Stamp?
         /// True when a carried decision was a call waiting for its function at the last look.
         var carriedWaiting = false
+        /// The stamp the peer compacted up to (or installed a snapshot at), from its hello and acks.
+        var peerCompaction: Stamp?
+        /// The compaction stamp of this replica at the last snapshot sent in this session.
+        var snapshotSentAt: Stamp?
     }
 
     /// An op a peer limited to a share holds as this replica decided it (``OpProjection``): the op, and
@@ -133,6 +137,7 @@ struct SyncLink: Sendable {
             receiveWindowBytes: configuration.windowBytes, windowFramesMax: configuration.windowFramesMax,
             snapshotChunkBytes: configuration.snapshotChunkBytes)
         outbound = Outbound(cursor: peer.versionVector, acknowledged: peer.versionVector)
+        outbound.peerCompaction = peer.compactionStamp
         inbound = Inbound(bound: sentVersionVector, acknowledged: sentVersionVector)
         precondition(settings.sendWindowBytes >= SyncLimits.windowBytesMin, "the send window is below the minimum")
     }

@@ -6,10 +6,13 @@ import WeftCore
 // initiator proves it holds the shared token with an HMAC over both nonces and both ids; the
 // acceptor checks it and answers with a welcome carrying its own proof, which the initiator checks.
 extension SyncSession {
-    func makeHello(nonce: AuthNonce, versionVector: VersionVector) -> Hello {
+    /// This side's hello. Towards a client, or from one, it says nothing of the log: neither replicates.
+    func makeHello(nonce: AuthNonce, source: some OpSource, replicates: Bool) -> Hello {
         Hello(
             replica: configuration.replica, role: configuration.role, name: configuration.name, nonce: nonce,
-            versionVector: versionVector, windowBytes: UInt64(configuration.windowBytes))
+            versionVector: replicates ? source.versionVector : VersionVector(),
+            windowBytes: UInt64(configuration.windowBytes),
+            compactionStamp: replicates ? source.compactionStamp : nil, holdsShare: replicates && source.holdsShare)
     }
 
     mutating func receiveHello(
@@ -23,9 +26,9 @@ extension SyncSession {
         switch handshake.side {
         case .acceptor:
             // A client holds no replica: it needs no vector (which could be large).
-            let versionVector = peer.role == .client ? VersionVector() : source.versionVector
-            outbox.send(.hello(makeHello(nonce: handshake.nonce, versionVector: versionVector)))
-            handshake.sentVersionVector = versionVector
+            let hello = makeHello(nonce: handshake.nonce, source: source, replicates: peer.role != .client)
+            outbox.send(.hello(hello))
+            handshake.sentVersionVector = hello.versionVector
             state = .awaitingProof(handshake, peer: peer, credential: credential)
         case .initiator:
             let proof = Authenticator.proof(
@@ -49,6 +52,7 @@ extension SyncSession {
                 proof, token: credential.token, prover: .initiator, initiator: initiator, acceptor: acceptor)
         else { throw authenticationFailed(peer) }
         try checkKind(of: credential, peer: peer)
+        try checkShare(of: credential, peer: peer)
         let ownProof = Authenticator.proof(
             token: credential.token, prover: .acceptor, initiator: initiator, acceptor: acceptor)
         outbox.send(.welcome(ownProof))
@@ -67,6 +71,7 @@ extension SyncSession {
                 acceptor: (peer.replica, peer.nonce))
         else { throw authenticationFailed(peer) }
         try checkKind(of: credential, peer: peer)
+        try checkShare(of: credential, peer: peer)
         try becomeReady(
             peer: peer, credential: credential, handshake: handshake, source: source, outbox: &outbox, now: now)
     }
@@ -128,6 +133,21 @@ extension SyncSession {
         let asked = peer.role == .client ? "a client session" : "a \(peer.role) session"
         throw SyncError(
             .roleMismatch, "\(who) holds a \(credential.kind) token, which cannot open \(asked)")
+    }
+
+    /// Refuses a peer that holds a hub's share of the tree (partial ops) when this side would send it every
+    /// op whole: whole ops from a second source would let it decide again what its hub decided for it,
+    /// and its share could not take them in beside the ops its hub cut down. Checked before any op flows.
+    func checkShare(of credential: PeerCredential, peer: Hello) throws(SyncError) {
+        guard peer.holdsShare, peer.role != .client, configuration.role != .client,
+            SyncLink.allowsEverywhere(.read, credential)
+        else { return }
+        let who = peer.name.isEmpty ? "replica \(peer.replica)" : "\"\(peer.name)\""
+        throw SyncError(
+            .roleMismatch,
+            "\(who) holds only its share of the tree (ops its hub cut down to what it may read) and syncs only "
+                + "with that hub; this replica would send it every op whole. Remove this peer from its "
+                + "configuration, or, to make it a replica of the whole tree, start it afresh on an empty file")
     }
 
     func authenticationFailed(_ peer: Hello) -> SyncError {

@@ -133,9 +133,9 @@ public struct SyncSession: Sendable {
         lastSentAt = now
         var handshake = Handshake(side: side, nonce: nonce, sentVersionVector: nil)
         if side == .initiator {
-            let versionVector = configuration.role == .client ? VersionVector() : source.versionVector
-            outbox.send(.hello(makeHello(nonce: nonce, versionVector: versionVector)))
-            handshake.sentVersionVector = versionVector
+            let hello = makeHello(nonce: nonce, source: source, replicates: configuration.role != .client)
+            outbox.send(.hello(hello))
+            handshake.sentVersionVector = hello.versionVector
         }
         state = .awaitingHello(handshake)
         outbox.append(.scheduleTimer(.idle, afterMilliseconds: configuration.handshakeTimeoutMilliseconds))

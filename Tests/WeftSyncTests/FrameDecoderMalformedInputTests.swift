@@ -107,7 +107,7 @@ func frame(_ type: MessageType, _ payload: [UInt8]) -> Frame { Frame(type: type.
         payload[5] = 1
         let error = syncError { _ = try MessageCodec.decode(frame(.hello, payload)) }
         #expect(error?.code == .unsupportedVersion)
-        #expect(error?.message == "protocol version 1 is not supported; this replica speaks version 2")
+        #expect(error?.message == "protocol version 1 is not supported; this replica speaks version 3")
     }
 
     @Test func aHelloOfAnotherVersionIsRecognisedEvenWhenItsLayoutChanged() {
@@ -119,6 +119,14 @@ func frame(_ type: MessageType, _ payload: [UInt8]) -> Frame { Frame(type: type.
         var payload = Array(MessageCodec.encode(.hello(helloSample)).dropFirst(SyncLimits.frameHeaderBytes))
         payload[0] = UInt8(ascii: "G")
         #expect(syncError { _ = try MessageCodec.decode(frame(.hello, payload)) }?.code == .malformedFrame)
+    }
+
+    @Test func aHelloWithAShareFlagOtherThanZeroOrOneIsMalformed() {
+        var payload = Array(MessageCodec.encode(.hello(helloSample)).dropFirst(SyncLimits.frameHeaderBytes))
+        payload[payload.count - 1] = 2
+        let error = syncError { _ = try MessageCodec.decode(frame(.hello, payload)) }
+        #expect(error?.code == .malformedFrame)
+        #expect(error?.message.contains("share flag is 2") == true, "\(String(describing: error))")
     }
 
     @Test func aHelloWithATinyWindowIsMalformed() {

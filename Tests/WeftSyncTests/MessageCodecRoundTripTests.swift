@@ -65,6 +65,10 @@ enum Samples {
                     replica: alice, role: .hub, name: "alice", nonce: nonce, versionVector: vector, windowBytes: 65_536)
             ),
             .hello(Hello(replica: bob, role: .client, name: "", nonce: nonce, versionVector: VersionVector())),
+            .hello(
+                Hello(
+                    replica: bob, role: .peer, name: "leaf1", nonce: nonce, versionVector: vector,
+                    compactionStamp: Stamp(millis: 999, counter: 3, replica: alice), holdsShare: true)),
             .authResponse(proof),
             .welcome(proof),
             .ops(EncodedOps(ops)),

@@ -86,7 +86,7 @@ import WeftCore
         let actions = acceptor.onBytesReceived(
             MessageCodec.encode(.hello(hello(from: 0, version: 7))), source: EmptyOpSource(), now: 1000)
         #expect(actions.errorSent?.code == .unsupportedVersion)
-        #expect(actions.errorSent?.message == "protocol version 7 is not supported; this replica speaks version 2")
+        #expect(actions.errorSent?.message == "protocol version 7 is not supported; this replica speaks version 3")
         #expect(actions.closeReason??.code == .unsupportedVersion)
         #expect(acceptor.phase == .closed)
     }

@@ -150,6 +150,15 @@ extension Replica {
         return engine?.outcome(of: stamp)
     }
 
+    /// True when the log holds partial ops: this replica holds a hub's share of the tree (see
+    /// `Docs/SECURITY.md`, "Peers limited to a share").
+    var holdsShare: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        waitForLoad()
+        return engine?.holdsPartialOps ?? false
+    }
+
     /// The value the applied call stamped `stamp` wrote at its node, as the engine folds it now; nil when
     /// the log holds no such applied call.
     func callResult(of stamp: Stamp) -> Value? {

@@ -44,6 +44,13 @@ extension SyncDriver {
             return "the two replicas do not share a token for each other: give both the same secret "
                 + "under each other's name (a token file entry or --peer-token), then reload or restart"
         case .roleMismatch where error.message.contains("holds only its share"):
+            // Said by the leaf ("this replica holds only …") or of it ("\"leaf1\" holds only …"), here or
+            // by the peer: the words tell which end this replica is.
+            let saidByLeaf = error.message.contains("this replica holds only its share")
+            guard saidByLeaf != error.raisedByPeer else {
+                return "the peer holds only a hub's share of the tree and syncs with that hub only: "
+                    + "remove it from this replica's configuration"
+            }
             return "this replica holds only its share of the tree and syncs with its hub only: "
                 + "remove this peer from its configuration (or give it a database of its own)"
         case .roleMismatch:

@@ -84,6 +84,9 @@ protocol SyncTarget: AnyObject, Sendable {
     /// `MergeEngine.result(ofCall:)`).
     func callResult(of stamp: Stamp) -> Value?
 
+    /// True when the log holds partial ops (a hub's share of the tree), said in the hello.
+    var holdsShare: Bool { get }
+
     /// Puts decisions the hub revised in place of the ops held (see `Replica.reviseCarried(_:)`).
     /// - Returns: the number of ops replaced.
     /// - Throws: when a revision names no carried decision held; the session closes with
@@ -154,6 +157,9 @@ extension SyncTarget {
     /// Unknown (a target that keeps no log of calls).
     func callResult(of stamp: Stamp) -> Value? { nil }
 
+    /// Every op whole (a target that takes no share).
+    var holdsShare: Bool { false }
+
     /// Refuses: a target that keeps no outcomes holds no decision carried to a share.
     func reviseCarried(_ revisions: [Op]) throws -> Int {
         throw WeftError(.sync, "\(revisions.count) revised decisions cannot be taken: this target holds no share")
@@ -183,6 +189,8 @@ struct _SyncTargetSource: OpSource {
     func outcome(of stamp: Stamp) -> Outcome? { target.outcome(of: stamp) }
 
     func callResult(of stamp: Stamp) -> Value? { target.callResult(of: stamp) }
+
+    var holdsShare: Bool { target.holdsShare }
 
     func ops(from origin: ReplicaID, after sequence: UInt64, limit: Int, bytesMax: Int) throws -> [Op] {
         precondition(limit >= 1, "a session asks for at least one op")

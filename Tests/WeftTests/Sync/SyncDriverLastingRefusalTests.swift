@@ -79,7 +79,17 @@ import WeftSync
     @Test("only refusals that a change of configuration ends last; a reloaded peer's close is redialled")
     func whichRefusalsLast() {
         let share = SyncError(.roleMismatch, "this replica holds only its share of the tree (op 1 of x is partial)")
-        #expect(SyncDriver.advice(for: share, wasConnected: true)?.contains("hub only") == true)
+        #expect(SyncDriver.advice(for: share, wasConnected: true)?.contains("this replica holds only") == true)
+        // A replica of the whole tree refusing a leaf: the leaf hears it from the peer, the whole replica
+        // raised it; each gets the advice of its own end.
+        let refusedLeaf = "\"leaf1\" holds only its share of the tree (ops its hub cut down to what it may read)"
+        let heardByLeaf = SyncError(.roleMismatch, refusedLeaf, raisedByPeer: true)
+        #expect(SyncDriver.advice(for: heardByLeaf, wasConnected: false)?.contains("this replica holds only") == true)
+        let raisedByWhole = SyncError(.roleMismatch, refusedLeaf)
+        #expect(SyncDriver.advice(for: raisedByWhole, wasConnected: false)?.contains("the peer holds only") == true)
+        var heardByWhole = share
+        heardByWhole.raisedByPeer = true
+        #expect(SyncDriver.advice(for: heardByWhole, wasConnected: false)?.contains("the peer holds only") == true)
         #expect(SyncDriver.advice(for: SyncError(.authenticationFailed, "wrong proof"), wasConnected: false) != nil)
         var reloaded = SyncError(.authenticationFailed, "the token of \"bob\" was removed")
         reloaded.raisedByPeer = true
