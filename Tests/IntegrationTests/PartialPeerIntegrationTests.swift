@@ -78,4 +78,60 @@ import Testing
             }
         }
     }
+
+    /// Reads `"opsInLog":N` from `weft status`.
+    static func opsInLog(_ daemon: Daemon, _ server: String) throws -> Int? {
+        let status = try admin(daemon, server, ["status"]).stdout
+        guard let range = status.range(of: #""opsInLog":"#) else { return nil }
+        return Int(status[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    @Test func aLeafTakesTheShareOfTheHubsBaseWhenTheHubCompacts() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let parisToken = "paris's peer secret, long enough for a token"
+        let hubTokens = try scratch.write(
+            "hub-tokens", "leaf1 \(Self.leaf1Token)\nparis \(parisToken)\nadmin \(Self.adminToken)\n")
+        let rulesFile = try scratch.write(
+            "rules", "peer     leaf1  readwrite  /stores/$name/**\npeer     paris\nclient   admin\n")
+        // A replica of the whole tree makes ops stable on the hub (a leaf is not a member), so it compacts.
+        let hub = try Daemon(
+            database: scratch.file("hub.sqlite"), tokens: hubTokens, name: "hub",
+            options: ["--rules", rulesFile, "--role", "hub", "--compact-after", "20"])
+        defer { hub.stop() }
+        let parisTokens = try scratch.write("paris-tokens", "hub \(parisToken)\nadmin \(Self.adminToken)\n")
+        let paris = try Daemon(
+            database: scratch.file("paris.sqlite"), peers: [hub.port], tokens: parisTokens, name: "paris")
+        defer { paris.stop() }
+        let leafTokens = try scratch.write("leaf1-tokens", "hub \(Self.leaf1Token)\nadmin \(Self.adminToken)\n")
+        let leaf = try Daemon(
+            database: scratch.file("leaf1.sqlite"), peers: [hub.port], tokens: leafTokens, name: "leaf1")
+        defer { leaf.stop() }
+
+        // Half of the writes in leaf1's share, half outside it: the leaf holds placeholders for those.
+        for index in 0..<20 {
+            #expect(try Self.admin(hub, "hub", ["set", "/stores/leaf1/n\(index)", "\(index)"]).status == 0)
+            #expect(try Self.admin(hub, "hub", ["set", "/users/u\(index)", "\(index)"]).status == 0)
+        }
+        #expect(try Self.admin(leaf, "leaf1", ["set", "/stores/leaf1/own", "true"]).status == 0)
+        try eventually("the hub compacts", seconds: 60) { hub.log.contains("compacted the log") }
+        try eventually("the leaf installs the share of the hub's base", seconds: 60) {
+            leaf.log.contains("installed a snapshot from")
+        }
+        // Written after the compaction: it reaches the leaf on top of the base.
+        #expect(try Self.admin(hub, "hub", ["set", "/stores/leaf1/after", "1"]).status == 0)
+        let share = try Self.admin(hub, "hub", ["get", "/stores/leaf1"]).stdout
+        #expect(share.contains(#""after":1"#) && share.contains(#""own":true"#), "\(share)")
+        try eventually("the leaf holds exactly its share") {
+            try Self.admin(leaf, "leaf1", ["get", "/"]).stdout == #"{"stores":{"leaf1":"# + share + "}}"
+        }
+        // Its log no longer holds the 40 ops the base folded (placeholders included).
+        let inLog = try Self.opsInLog(leaf, "leaf1")
+        #expect(inLog.map { $0 < 40 } == true, "opsInLog \(String(describing: inLog))")
+        for (daemon, name) in [(hub, "hub"), (paris, "paris"), (leaf, "leaf1")] {
+            for code in ["permissionDenied", "roleMismatch", "protocolViolation", "localFailure", "snapshotMismatch"] {
+                #expect(!daemon.log.contains(code), "\(name): \(code) in \(daemon.log)")
+            }
+        }
+    }
 }
