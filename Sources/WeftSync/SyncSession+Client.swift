@@ -117,7 +117,7 @@ extension SyncSession {
             }
         case .ready(let link):
             let peer = link.peer
-            let who = peer.name.isEmpty ? "replica \(peer.replica)" : "\"\(peer.name)\""
+            let who = peer.who
             guard let credential = tokens.credential(name: peer.name, replica: peer.replica) else {
                 fail(SyncError(.authenticationFailed, "the token of \(who) was removed"), outbox: &outbox)
                 break

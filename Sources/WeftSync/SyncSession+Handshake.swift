@@ -129,7 +129,7 @@ extension SyncSession {
     /// client one. Checked only once the proof verified, so that a stranger learns nothing of the entry.
     func checkKind(of credential: PeerCredential, peer: Hello) throws(SyncError) {
         guard !credential.kind.admits(peer.role) else { return }
-        let who = peer.name.isEmpty ? "replica \(peer.replica)" : "\"\(peer.name)\""
+        let who = peer.who
         let asked = peer.role == .client ? "a client session" : "a \(peer.role) session"
         throw SyncError(
             .roleMismatch, "\(who) holds a \(credential.kind) token, which cannot open \(asked)")
@@ -142,7 +142,7 @@ extension SyncSession {
         guard peer.holdsShare, peer.role != .client, configuration.role != .client,
             SyncLink.allowsEverywhere(.read, credential)
         else { return }
-        let who = peer.name.isEmpty ? "replica \(peer.replica)" : "\"\(peer.name)\""
+        let who = peer.who
         throw SyncError(
             .roleMismatch,
             "\(who) holds only its share of the tree (ops its hub cut down to what it may read) and syncs only "
@@ -151,7 +151,7 @@ extension SyncSession {
     }
 
     func authenticationFailed(_ peer: Hello) -> SyncError {
-        let who = peer.name.isEmpty ? "replica \(peer.replica)" : "\"\(peer.name)\""
+        let who = peer.who
         // The same words whichever check failed (no token under that name, or another secret): a
         // stranger learns nothing about the token file, and both ends learn what to check.
         return SyncError(
@@ -160,4 +160,9 @@ extension SyncSession {
                 + "other's name (weft serve's --name, an embedded replica's ReplicaSyncOptions.name; "
                 + "see Docs/CLI.md)")
     }
+}
+
+extension Hello {
+    /// How refusals name the sender: by its token name, or by its replica id when it gave none.
+    var who: String { name.isEmpty ? "replica \(replica)" : "\"\(name)\"" }
 }
