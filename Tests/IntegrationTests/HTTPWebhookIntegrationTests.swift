@@ -108,7 +108,12 @@ import WeftHTTPTestSupport
         try await Self.waitUntil("the change after the restart") {
             (receiver.deliveries.last?.json["value"] as? [String: Int]) == ["a": 1, "b": 2, "c": 3]
         }
-        let ids = receiver.deliveries.map(\.id).filter { $0.hasPrefix(id) }
+        // At least once, in order: a delivery whose answer the daemon did not hear in time (a loaded
+        // machine) goes out again under the same id before the next one (Docs/HTTP.md, "Guarantees").
+        var ids: [String] = []
+        for delivery in receiver.deliveries where delivery.id.hasPrefix(id) && ids.last != delivery.id {
+            ids.append(delivery.id)
+        }
         #expect(ids == ["\(id):1", "\(id):2", "\(id):3"])
         #expect(receiver.deliveries.allSatisfy { $0.isSigned(with: Self.secret) })
         await receiver.stop()

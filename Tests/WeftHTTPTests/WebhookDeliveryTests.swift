@@ -121,7 +121,8 @@ import WeftHTTPTestSupport
             fixture.receiver.failing = true
             fixture.startDeliverer()
             var stamps = [try await fixture.set("/counter", "1")]
-            try await eventually("failing") {
+            // A generous bound: the first failed attempt waits for a receiver that shares a loaded machine.
+            try await eventually("failing", seconds: 30) {
                 try fixture.replica.subscriptions.subscription(subscription.id)?.delivery.isFailing == true
             }
             #expect(fixture.replica.subscriptions.statusValue().jsonString().contains(#""failingCount":1"#))
