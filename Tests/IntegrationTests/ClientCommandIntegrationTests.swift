@@ -7,19 +7,19 @@ import WeftTestSupport
 @Suite(.serialized, .timeLimit(.minutes(5))) struct ClientCommandIntegrationTests {
     static let name = "hub"
 
-    static func client(_ daemon: Daemon, _ arguments: [String], input: Data = Data()) throws -> (
+    static func client(_ daemon: Daemon, _ arguments: [String], input: Data = Data()) async throws -> (
         status: Int32, stdout: String, stderr: String
     ) {
-        try DaemonIntegrationTests.client(daemon, name: name, arguments, input: input)
+        try await DaemonIntegrationTests.client(daemon, name: name, arguments, input: input)
     }
 
     /// `weft watch /x | head -1`: the reader closes the pipe after one line. The command trapped on the
     /// next event (`try!` in FileHandle.write on EPIPE: a fatal error, a backtrace, status 132); it now
     /// ends quietly with 0: its reader has all it wanted.
-    @Test func aWatchWhoseReaderClosedItsOutputEndsQuietly() throws {
+    @Test func aWatchWhoseReaderClosedItsOutputEndsQuietly() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let hub = try Daemon(
+        let hub = try await Daemon(
             database: scratch.file("hub.sqlite"), tokens: try DaemonIntegrationTests.tokens(scratch, names: []),
             name: Self.name)
         defer { hub.stop() }
@@ -42,17 +42,17 @@ import WeftTestSupport
         }
         // The first event (null), then the reader goes away, as `head -1` does.
         var first = Data()
-        try eventually("the first event") {
-            first += output.fileHandleForReading.availableData
+        try await eventually("the first event") {
+            first += try output.fileHandleForReading.readWithoutWaiting()
             return first.contains(UInt8(ascii: "\n"))
         }
         #expect(String(decoding: first, as: UTF8.self) == "null\n")
         try output.fileHandleForReading.close()
 
         var index = 0
-        try eventually("the watch to end once its output is closed") {
+        try await eventually("the watch to end once its output is closed") {
             index += 1
-            _ = try Self.client(hub, ["set", "/x", "\(index)"])
+            _ = try await Self.client(hub, ["set", "/x", "\(index)"])
             return !watch.isRunning
         }
         watch.waitUntilExit()
@@ -64,7 +64,7 @@ import WeftTestSupport
 
     /// A failure whose standard error has no reader: the JSON cannot be written, and the command trapped
     /// (status 132) instead of exiting with the failure's code.
-    @Test func aFailureWhoseErrorOutputIsClosedStillExitsWithItsCode() throws {
+    @Test func aFailureWhoseErrorOutputIsClosedStillExitsWithItsCode() async throws {
         let command = Process()
         command.executableURL = try WeftBinary.url()
         command.arguments = ["get", "/x", "--server", "127.0.0.1:1"]
@@ -77,7 +77,7 @@ import WeftTestSupport
         command.standardOutput = FileHandle.nullDevice
         try ChildProcess.start(command)
         let deadline = Date().addingTimeInterval(20)
-        while command.isRunning && Date() < deadline { usleep(5_000) }
+        while command.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
         if command.isRunning { kill(command.processIdentifier, SIGKILL) }
         command.waitUntilExit()
         #expect(command.terminationReason == .exit)
@@ -87,10 +87,10 @@ import WeftTestSupport
     /// `--server` pointing at something that is not a daemon (here a web server answering at once): the
     /// command printed a swift-log warning line on stderr before its JSON, and the JSON said only
     /// "connectionLost: the connection closed". Stderr is now one JSON object that says what came back.
-    @Test func aServerThatIsNotADaemonIsOneJSONErrorNamingTheCause() throws {
+    @Test func aServerThatIsNotADaemonIsOneJSONErrorNamingTheCause() async throws {
         let server = try NotADaemon(answer: "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
         defer { server.stop() }
-        let result = try WeftBinary.run(
+        let result = try await WeftBinary.run(
             ["get", "/x", "--server", "127.0.0.1:\(server.port)"], token: DaemonIntegrationTests.clientToken)
         #expect(result.status == 3)
         let lines = result.stderr.split(separator: "\n")
@@ -103,7 +103,7 @@ import WeftTestSupport
     /// Bad input is a usage error (2) whether or not the daemon can be reached: the commands connected
     /// first, so with the daemon down a bad path, JSON or step was reported as unreachable (3), and with
     /// a daemon that does not answer only after the whole connect timeout.
-    @Test func badInputIsAUsageErrorEvenWhenTheDaemonCannotBeReached() throws {
+    @Test func badInputIsAUsageErrorEvenWhenTheDaemonCannotBeReached() async throws {
         let nobody = ["--server", "127.0.0.1:1"]
         for (arguments, reason) in [
             (["set", "/a.b", "1"], "invalid path"), (["get", "/a#b"], "invalid path"),
@@ -112,26 +112,26 @@ import WeftTestSupport
             (["incr", "/x", "abc"], "invalid JSON"), (["incr", "/x", #""3""#], "is not a number"),
             (["watch", "/a[0]"], "invalid path"),
         ] {
-            let result = try WeftBinary.run(arguments + nobody, token: DaemonIntegrationTests.clientToken)
+            let result = try await WeftBinary.run(arguments + nobody, token: DaemonIntegrationTests.clientToken)
             #expect(result.status == 2, "\(arguments): \(result.stderr)")
             #expect(result.stderr.contains(#""code":"usage""#), "\(arguments): \(result.stderr)")
             #expect(result.stderr.contains(reason), "\(arguments): \(result.stderr)")
         }
         // Good input still meets the unreachable daemon.
-        #expect(try WeftBinary.run(["set", "/x", "1"] + nobody, token: DaemonIntegrationTests.clientToken).status == 3)
+        #expect(try await WeftBinary.run(["set", "/x", "1"] + nobody, token: DaemonIntegrationTests.clientToken).status == 3)
     }
 
     /// A result that cannot be written (standard output on a full disk, here /dev/full) is a failure: `get`
     /// exited 0 with nothing written, so `weft get /x > backup.json` on a full disk looked like a success.
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
-    func aResultThatCannotBeWrittenIsAFailure() throws {
+    func aResultThatCannotBeWrittenIsAFailure() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let hub = try Daemon(
+        let hub = try await Daemon(
             database: scratch.file("hub.sqlite"), tokens: try DaemonIntegrationTests.tokens(scratch, names: []),
             name: Self.name)
         defer { hub.stop() }
-        #expect(try Self.client(hub, ["set", "/x", "1"]).status == 0)
+        #expect(try await Self.client(hub, ["set", "/x", "1"]).status == 0)
         for arguments in [["get", "/x"], ["incr", "/x"], ["watch", "/x"]] {
             let command = Process()
             command.executableURL = try WeftBinary.url()
@@ -145,7 +145,7 @@ import WeftTestSupport
             command.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
             try ChildProcess.start(command)
             let deadline = Date().addingTimeInterval(20)
-            while command.isRunning && Date() < deadline { usleep(5_000) }
+            while command.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
             if command.isRunning { kill(command.processIdentifier, SIGKILL) }
             command.waitUntilExit()
             let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
@@ -159,16 +159,16 @@ import WeftTestSupport
     /// next file the process opened (the event loop's epoll descriptor, or a socket), the result was
     /// written there, and the command failed with "cannot write to standard output: Invalid argument".
     /// Closed standard descriptors now open on /dev/null first, as daemons and careful tools do.
-    @Test func aCommandWithItsStandardOutputClosedWritesNothingElsewhere() throws {
+    @Test func aCommandWithItsStandardOutputClosedWritesNothingElsewhere() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let hub = try Daemon(
+        let hub = try await Daemon(
             database: scratch.file("hub.sqlite"), tokens: try DaemonIntegrationTests.tokens(scratch, names: []),
             name: Self.name)
         defer { hub.stop() }
-        #expect(try Self.client(hub, ["set", "/x", "1"]).status == 0)
+        #expect(try await Self.client(hub, ["set", "/x", "1"]).status == 0)
         let script = #"exec "$0" get /x --server 127.0.0.1:"$1" --server-name hub >&-"#
-        let result = try WeftBinary.run(
+        let result = try await WeftBinary.run(
             ["-c", script, try WeftBinary.url().path, "\(hub.port)"], token: DaemonIntegrationTests.clientToken,
             executable: URL(fileURLWithPath: "/bin/sh"))
         #expect(result.status == 0, "\(result.stderr)")

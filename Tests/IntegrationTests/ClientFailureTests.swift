@@ -7,7 +7,7 @@ import Weft
 @Suite struct ClientFailureTests {
     /// A watch whose value outgrew a frame is closed by the daemon with an error frame, which arrives as
     /// "peer reported limitExceeded: …": it exited 3 (unreachable) where `get` of the same value exits 1.
-    @Test func aRefusalTheDaemonSentInAnErrorFrameIsARequestFailure() {
+    @Test func aRefusalTheDaemonSentInAnErrorFrameIsARequestFailure() async {
         for message in [
             "limitExceeded: read a smaller subtree",
             "peer reported limitExceeded: watch a smaller subtree",

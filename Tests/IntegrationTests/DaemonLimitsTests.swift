@@ -5,19 +5,19 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(5))) struct DaemonLimitsTests {
     /// With every slot taken by idle connections, a real client got "connectionLost: the connection
     /// closed" (exit 3) and no reason; it now hears "too many connections", and the log names the limit.
-    @Test func aClientPastTheConnectionLimitIsToldWhy() throws {
+    @Test func aClientPastTheConnectionLimitIsToldWhy() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let tokens = try DaemonIntegrationTests.tokens(scratch, names: ["hub"])
-        let hub = try Daemon(
+        let hub = try await Daemon(
             database: scratch.file("hub.sqlite"), tokens: tokens, name: "hub", openFiles: (200, 200))
         defer { hub.stop() }
         let limit = 200 - 128
         let sockets = (0..<limit).compactMap { _ in RawSocket.connect(port: hub.port) }
         defer { for socket in sockets { close(socket) } }
         #expect(sockets.count == limit)
-        try eventually("the slots to fill", seconds: 10) {
-            let result = try DaemonIntegrationTests.client(hub, name: "hub", ["get", "/x"])
+        try await eventually("the slots to fill", seconds: 10) {
+            let result = try await DaemonIntegrationTests.client(hub, name: "hub", ["get", "/x"])
             return result.status == 3 && result.stderr.contains("too many connections")
         }
         #expect(hub.log.contains("refusing connection: too many connections"), "\(hub.log)")
@@ -26,10 +26,10 @@ import Testing
 
     /// `printf '\xff\xff\xff\xff' | nc` returned EOF where Docs/PROTOCOL.md §2 promises the error frame
     /// frameTooLarge.
-    @Test func anOversizedHeaderGetsTheErrorFrameThePageDocumentsCallsFor() throws {
+    @Test func anOversizedHeaderGetsTheErrorFrameThePageDocumentsCallsFor() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let hub = try Daemon(
+        let hub = try await Daemon(
             database: scratch.file("hub.sqlite"), tokens: try DaemonIntegrationTests.tokens(scratch, names: []),
             name: "hub")
         defer { hub.stop() }

@@ -24,9 +24,9 @@ import WeftTestSupport
     /// Kills the shell as a test process dies (SIGKILL, no chance to clean up) and waits until it has ended:
     /// a zombie, not yet reaped. Foundation reaps it only once every holder of the socket it gave the shell
     /// has closed it, the daemon included, so `waitUntilExit` would wait for the daemon too.
-    static func killAndAwait(shell: Process) throws {
+    static func killAndAwait(shell: Process) async throws {
         kill(shell.processIdentifier, SIGKILL)
-        try eventually("the shell to end", seconds: secondsToDie) { !isAlive(shell.processIdentifier) }
+        try await eventually("the shell to end", seconds: secondsToDie) { !isAlive(shell.processIdentifier) }
     }
 
     /// A shell, started as tests start children, that starts `weft serve` in the background (`prefix` goes
@@ -34,7 +34,7 @@ import WeftTestSupport
     /// the shell, the daemon's pid and port once it listens.
     static func shellWithDaemon(
         _ scratch: Scratch, prefix: String
-    ) throws -> (shell: Process, daemon: Int32, port: Int) {
+    ) async throws -> (shell: Process, daemon: Int32, port: Int) {
         let pidFile = scratch.file("daemon.pid")
         let output = scratch.file("daemon.out")
         let script = """
@@ -52,7 +52,7 @@ import WeftTestSupport
         var daemon: Int32?
         var port: Int?
         do {
-            try eventually("the daemon's pid and its listening line") {
+            try await eventually("the daemon's pid and its listening line") {
                 daemon = Int32(Daemon.read(pidFile).trimmingCharacters(in: .whitespacesAndNewlines))
                 let line = Daemon.read(output).split(separator: "\n").first { $0.hasPrefix("listening ") }
                 port = line.flatMap { $0.split(separator: ":").last }.flatMap { Int($0) }
@@ -69,36 +69,38 @@ import WeftTestSupport
         return (shell, daemon, port)
     }
 
-    @Test func aDaemonWhoseParentIsKilledEndsWithItWhenTheVariableNamesThatParent() throws {
+    @Test func aDaemonWhoseParentIsKilledEndsWithItWhenTheVariableNamesThatParent() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let started = try Self.shellWithDaemon(scratch, prefix: "\(ChildProcess.dieWithParentVariable)=$$")
+        let started = try await Self.shellWithDaemon(scratch, prefix: "\(ChildProcess.dieWithParentVariable)=$$")
         defer {
             if Self.isAlive(started.daemon) { kill(started.daemon, SIGKILL) }
             Daemon.waitForExit(started.shell, seconds: 0)
         }
         #expect(Self.isAlive(started.daemon))
 
-        try Self.killAndAwait(shell: started.shell)
-        try eventually("the daemon to end once its parent was killed", seconds: Self.secondsToDie) {
+        try await Self.killAndAwait(shell: started.shell)
+        try await eventually("the daemon to end once its parent was killed", seconds: Self.secondsToDie) {
             !Self.isAlive(started.daemon)
         }
     }
 
-    @Test func withoutTheVariableADaemonOutlivesItsParentAsBefore() throws {
+    @Test func withoutTheVariableADaemonOutlivesItsParentAsBefore() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         // The shell inherited the variable (naming this test process) from ChildProcess: remove it.
-        let started = try Self.shellWithDaemon(scratch, prefix: "unset \(ChildProcess.dieWithParentVariable);")
+        let started = try await Self.shellWithDaemon(scratch, prefix: "unset \(ChildProcess.dieWithParentVariable);")
         defer {
+            // Cleanup cannot suspend: a short blocking wait for the SIGKILLed daemon.
             kill(started.daemon, SIGKILL)
-            try? eventually("the daemon to end", seconds: Self.secondsToDie) { !Self.isAlive(started.daemon) }
+            let deadline = Date().addingTimeInterval(Self.secondsToDie)
+            while Self.isAlive(started.daemon), Date() < deadline { usleep(10_000) }
             Daemon.waitForExit(started.shell, seconds: 0)
         }
-        try Self.killAndAwait(shell: started.shell)
+        try await Self.killAndAwait(shell: started.shell)
         // The death signal goes out as the parent exits, before it is a zombie: a daemon that still answers
         // now was never asked to die.
-        let status = try WeftBinary.run(
+        let status = try await WeftBinary.run(
             ["status", "--server", "127.0.0.1:\(started.port)", "--server-name", "hub"],
             token: DaemonIntegrationTests.clientToken)
         #expect(status.status == 0, "\(status.stderr)")
@@ -108,12 +110,12 @@ import WeftTestSupport
     /// The child watches its parent *process* (a pidfd), not the thread that started it: a child started by
     /// a test thread that then ends (a Swift concurrency worker left idle ends after some seconds) lives on.
     /// (prctl's parent-death signal, tried first, fires when that thread ends.)
-    @Test func aDaemonStartedFromAThreadThatEndedKeepsRunning() throws {
+    @Test func aDaemonStartedFromAThreadThatEndedKeepsRunning() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let tokens = try DaemonIntegrationTests.tokens(scratch, names: [])
         final class Outcome: @unchecked Sendable {
-            var daemon: Result<Daemon, any Error>?
+            var launch: Result<Daemon.Launch, any Error>?
             var thread = ""
             let done = DispatchSemaphore(value: 0)
         }
@@ -121,15 +123,15 @@ import WeftTestSupport
         let database = scratch.file("hub.sqlite")
         Thread.detachNewThread {
             outcome.thread = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
-            outcome.daemon = Result { try Daemon(database: database, tokens: tokens, name: "hub") }
+            outcome.launch = Result { try Daemon.launch(database: database, tokens: tokens, name: "hub") }
             outcome.done.signal()
         }
         outcome.done.wait()
-        let hub = try #require(outcome.daemon).get()
+        let hub = try await Daemon(try #require(outcome.launch).get())
         defer { hub.stop() }
         #expect(!outcome.thread.isEmpty)
-        try eventually("the starting thread to end") { !FileManager.default.fileExists(atPath: outcome.thread) }
-        let status = try DaemonIntegrationTests.client(hub, name: "hub", ["status"])
+        try await eventually("the starting thread to end") { !FileManager.default.fileExists(atPath: outcome.thread) }
+        let status = try await DaemonIntegrationTests.client(hub, name: "hub", ["status"])
         #expect(status.status == 0, "\(status.stderr)")
         #expect(hub.process.isRunning)
     }
@@ -137,7 +139,7 @@ import WeftTestSupport
     /// A value that is not a pid, or a pid that is not the parent (the parent ended before the command could
     /// ask for the signal, or the variable was inherited by a grandchild), ends the command at once with a
     /// usage error, before it does anything.
-    @Test func aVariableThatDoesNotNameTheParentIsAUsageError() throws {
+    @Test func aVariableThatDoesNotNameTheParentIsAUsageError() async throws {
         let shell = URL(fileURLWithPath: "/bin/sh")
         let variable = ChildProcess.dieWithParentVariable
         for (script, reason) in [
@@ -146,7 +148,7 @@ import WeftTestSupport
             // Not exec'd: the command's parent is the shell, not the test process the variable names.
             (#""$0" get /x --server 127.0.0.1:1; exit $?"#, "\(variable)=\(getpid()) is not the parent"),
         ] {
-            let result = try WeftBinary.run(
+            let result = try await WeftBinary.run(
                 ["-c", script, try WeftBinary.url().path], token: DaemonIntegrationTests.clientToken,
                 executable: shell)
             #expect(result.status == 2, "\(script): \(result.stderr)")
@@ -154,7 +156,7 @@ import WeftTestSupport
             #expect(result.stderr.contains(reason), "\(script): \(result.stderr)")
         }
         // Exec'd by the shell, the command keeps the shell's pid: its parent is still the test process.
-        let execd = try WeftBinary.run(
+        let execd = try await WeftBinary.run(
             ["-c", #"exec "$0" get /x --server 127.0.0.1:1"#, try WeftBinary.url().path],
             token: DaemonIntegrationTests.clientToken, executable: shell)
         #expect(execd.status == 3, "an unreachable daemon, as without the variable: \(execd.stderr)")

@@ -35,7 +35,9 @@ import WeftTestSupport
         return serve
     }
 
-    /// Polls every 2 ms, at most `seconds`, until the log holds `text` or the process ended.
+    /// Polls every 2 ms, at most `seconds`, until the log holds `text` or the process ended. It blocks its
+    /// thread on purpose: these tests signal the daemon within milliseconds of a log line (while the
+    /// replica loads), which a suspended test, resumed on a busy machine, may miss.
     static func waitFor(_ text: String, in log: String, of process: Process, seconds: Double = 20) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while !Daemon.read(log).contains(text) {

@@ -14,20 +14,20 @@ import Testing
         ("Inventory", "all checks passed"),
         ("SharedCounter", "both replicas count 700 visits, best day 400"),
     ])
-    func anExampleRunsToItsEndAndPrintsItsVerdict(name: String, verdict: String) throws {
-        let run = try WeftBinary.run([], token: "", seconds: 60, executable: try Self.example(name))
+    func anExampleRunsToItsEndAndPrintsItsVerdict(name: String, verdict: String) async throws {
+        let run = try await WeftBinary.run([], token: "", seconds: 60, executable: try Self.example(name))
         #expect(run.status == 0, "\(name): \(run.stderr)")
         #expect(run.stdout.hasSuffix(verdict), "\(name) printed: \(run.stdout.suffix(400))")
     }
 
-    @Test func theChatLogKeepsItsMessagesAcrossTwoRunsOnOneFile() throws {
+    @Test func theChatLogKeepsItsMessagesAcrossTwoRunsOnOneFile() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let path = scratch.file("chat.sqlite")
-        let first = try WeftBinary.run([path], token: "", seconds: 60, executable: try Self.example("ChatLog"))
+        let first = try await WeftBinary.run([path], token: "", seconds: 60, executable: try Self.example("ChatLog"))
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains("the room has 3 messages (counter: 3)"), "\(first.stdout)")
-        let second = try WeftBinary.run([path], token: "", seconds: 60, executable: try Self.example("ChatLog"))
+        let second = try await WeftBinary.run([path], token: "", seconds: 60, executable: try Self.example("ChatLog"))
         #expect(second.status == 0, "\(second.stderr)")
         #expect(second.stdout.contains("the room has 6 messages (counter: 6)"), "\(second.stdout)")
     }

@@ -27,17 +27,17 @@ import Testing
         let httpPort: Int
 
         init(_ scratch: Scratch, name: String = "hub", peers: [Int] = [], extraTokens: [String] = [], options: [String] = [])
-            throws
+            async throws
         {
             let lines = ["client \(HTTPRESTIntegrationTests.adminToken)", "alice \(HTTPRESTIntegrationTests.aliceToken)"]
                 + extraTokens
             let tokens = try scratch.write("tokens-\(name)", lines.joined(separator: "\n") + "\n")
             let rules = try scratch.write(
                 "rules-\(name)", "client alice readwrite /users/$name/**\nclient alice read /public/**\n")
-            daemon = try Daemon(
+            daemon = try await Daemon(
                 database: scratch.file("\(name).sqlite"), peers: peers, tokens: tokens, name: name,
                 options: ["--rules", rules, "--http", "127.0.0.1:0"] + options)
-            let line = try daemon.nextLine()
+            let line = try await daemon.nextLine()
             guard line.hasPrefix("http listening 127.0.0.1:"), let port = Int(line.split(separator: ":").last ?? "")
             else { throw WeftBinary.Failure(description: "unexpected second line: \(line)") }
             httpPort = port
@@ -74,7 +74,7 @@ import Testing
     @Test func eachMethodRoundTripsAsFirebaseAnswersIt() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let server = try Server(scratch)
+        let server = try await Server(scratch)
         defer { server.daemon.stop() }
 
         var reply = try await server.send("PUT", "/rooms/a.json?ns=demo", body: #"{"name":"A","size":3}"#)
@@ -121,7 +121,7 @@ import Testing
     @Test func serverValuesStampTimeAndIncrementsAddUpExactly() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let server = try Server(scratch)
+        let server = try await Server(scratch)
         defer { server.daemon.stop() }
 
         let before = Int64(Date().timeIntervalSince1970 * 1000)
@@ -153,7 +153,7 @@ import Testing
     @Test func queriesOrderFilterAndLimitAsFirebase() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let server = try Server(scratch)
+        let server = try await Server(scratch)
         defer { server.daemon.stop() }
         let scores = #"{"ann":{"score":5},"bob":{"score":9},"cat":{"score":1},"dan":{"score":7}}"#
         #expect(try await server.send("PUT", "/scores.json", body: scores).status == 200)
@@ -187,7 +187,7 @@ import Testing
     @Test func anETagRaceHasExactlyOneWinner() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let server = try Server(scratch)
+        let server = try await Server(scratch)
         defer { server.daemon.stop() }
         #expect(try await server.send("PUT", "/seat.json", body: #""free""#).status == 200)
         let read = try await server.send("GET", "/seat.json", headers: ["X-Firebase-ETag": "true"])
@@ -215,7 +215,7 @@ import Testing
     @Test func withoutAValidTokenOrOutsideItsRulesAClientGets401() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let server = try Server(scratch)
+        let server = try await Server(scratch)
         defer { server.daemon.stop() }
         var reply = try await server.send("GET", "/.json", token: nil)
         #expect(reply.status == 401 && reply.body.hasPrefix(#"{"error":"#))
@@ -242,7 +242,7 @@ import Testing
     @Test func badInputGetsAClearErrorAndTheDaemonKeepsServing() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let server = try Server(scratch)
+        let server = try await Server(scratch)
         defer { server.daemon.stop() }
         #expect(try await server.send("PUT", "/keep.json", body: "1").status == 200)
 

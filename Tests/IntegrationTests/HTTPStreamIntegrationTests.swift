@@ -62,11 +62,11 @@ import Testing
         let scratch = try Scratch()
         defer { scratch.remove() }
         let mesh = DaemonIntegrationTests.meshToken
-        let hub = try HTTPRESTIntegrationTests.Server(
+        let hub = try await HTTPRESTIntegrationTests.Server(
             scratch, extraTokens: ["hub \(mesh)", "edge \(mesh)"], options: ["--http-keep-alive", "0.5"])
         defer { hub.daemon.stop() }
         #expect(try await hub.send("PUT", "/rooms/a.json", body: #"{"title":"A"}"#).status == 200)
-        let edge = try Daemon(
+        let edge = try await Daemon(
             database: scratch.file("edge.sqlite"), peers: [hub.daemon.port], tokens: scratch.file("tokens-hub"),
             name: "edge")
         defer { edge.stop() }
@@ -78,7 +78,7 @@ import Testing
         #expect(first.data == #"{"path":"/","data":{"a":{"title":"A"}}}"#)
 
         // A write on the edge replicates to the hub, whose stream tells it as a patch of /rooms.
-        let set = try DaemonIntegrationTests.client(edge, name: "edge", ["set", "/rooms/b", #"{"title":"B"}"#])
+        let set = try await DaemonIntegrationTests.client(edge, name: "edge", ["set", "/rooms/b", #"{"title":"B"}"#])
         #expect(set.status == 0, "\(set.stderr)")
         let patch = try stream.next(named: "patch")
         #expect(patch == #"{"path":"/","data":{"b":{"title":"B"}}}"#)
@@ -92,7 +92,7 @@ import Testing
     @Test func aReloadCancelsAStreamItsRulesNoLongerAllowAndRevokesARemovedToken() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let hub = try HTTPRESTIntegrationTests.Server(scratch)
+        let hub = try await HTTPRESTIntegrationTests.Server(scratch)
         defer { hub.daemon.stop() }
         let alice = HTTPRESTIntegrationTests.aliceToken
         let publicStream = try EventStream(port: hub.httpPort, path: "/public.json", token: alice)

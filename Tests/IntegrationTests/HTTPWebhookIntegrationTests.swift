@@ -9,13 +9,13 @@ import WeftHTTPTestSupport
 
     /// Polls `condition` every 20 ms, at most `seconds`, suspending between polls: the receiver answers
     /// on the same cooperative threads, which a blocking wait could starve.
-    static func waitUntil(_ what: String, seconds: Double = 20, _ condition: () throws -> Bool) async throws {
+    static func waitUntil(_ what: String, seconds: Double = 20, _ condition: () async throws -> Bool) async throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
-            if try condition() { return }
+            if try await condition() { return }
             try await Task.sleep(for: .milliseconds(20))
         }
-        if try condition() { return }
+        if try await condition() { return }
         throw WeftBinary.Failure(description: "timed out after \(seconds) s waiting for \(what)")
     }
 
@@ -37,7 +37,7 @@ import WeftHTTPTestSupport
         let port = try await receiver.start()
         let hooks = try scratch.write("webhooks", "# test hooks\nhook http://127.0.0.1:\(port)/hook \(Self.secret)\n")
         let options = ["--webhooks", hooks, "--webhook-retry-base", "20"]
-        var server = try HTTPRESTIntegrationTests.Server(scratch, options: options)
+        var server = try await HTTPRESTIntegrationTests.Server(scratch, options: options)
         defer { server.daemon.stop() }
 
         // Over REST, and through `weft subscribe` (the binary protocol).
@@ -45,10 +45,10 @@ import WeftHTTPTestSupport
             "POST", "/.subscriptions.json", body: #"{"path":"/orders","webhook":"hook","context":"shop-42"}"#)
         #expect(reply.status == 200, "\(reply.body)")
         let id = try #require(reply.body.split(separator: "\"").dropFirst(3).first.map(String.init))
-        let cli = try DaemonIntegrationTests.client(
+        let cli = try await DaemonIntegrationTests.client(
             server.daemon, name: "hub", ["subscribe", "/alerts", "--webhook", "hook", "--context", "cli"])
         #expect(cli.status == 0, "\(cli.stderr)")
-        let unknown = try DaemonIntegrationTests.client(
+        let unknown = try await DaemonIntegrationTests.client(
             server.daemon, name: "hub", ["subscribe", "/alerts", "--webhook", "nope", "--context", "cli"])
         #expect(unknown.status != 0 && unknown.stderr.contains("no webhook nope"))
         reply = try await server.send(
@@ -57,7 +57,7 @@ import WeftHTTPTestSupport
         #expect(reply.status == 401)
         reply = try await server.send("POST", "/.subscriptions.json", body: #"{"path":"/orders"}"#)
         #expect(reply.status == 400)
-        let listed = try DaemonIntegrationTests.client(server.daemon, name: "hub", ["subscribe", "--list"])
+        let listed = try await DaemonIntegrationTests.client(server.daemon, name: "hub", ["subscribe", "--list"])
         // Both belong to the token entry "client", whichever protocol made them; alice's refused one is absent.
         #expect(listed.stdout.contains(#""context":"cli""#) && listed.stdout.contains(#""context":"shop-42""#))
         #expect(!listed.stdout.contains("/private"))
@@ -76,7 +76,7 @@ import WeftHTTPTestSupport
         receiver.failing = true
         _ = try await server.send("PUT", "/orders/b.json", body: "2")
         try await Self.waitUntil("a failing subscription") {
-            let status = try DaemonIntegrationTests.client(server.daemon, name: "hub", ["status"]).stdout
+            let status = try await DaemonIntegrationTests.client(server.daemon, name: "hub", ["status"]).stdout
             return status.contains(#""failingCount":1"#)
         }
         receiver.failing = false
@@ -104,7 +104,7 @@ import WeftHTTPTestSupport
         try await Self.waitUntil("an attempt") { receiver.attempts > attempts }
         _ = server.daemon.stop()
         receiver.failing = false
-        server = try HTTPRESTIntegrationTests.Server(scratch, options: options)
+        server = try await HTTPRESTIntegrationTests.Server(scratch, options: options)
         try await Self.waitUntil("the change after the restart") {
             (receiver.deliveries.last?.json["value"] as? [String: Int]) == ["a": 1, "b": 2, "c": 3]
         }
@@ -125,7 +125,7 @@ import WeftHTTPTestSupport
         let receiver = WebhookReceiver()
         let port = try await receiver.start()
         let hooks = try scratch.write("webhooks", "hook http://127.0.0.1:\(port)/hook \(Self.secret)\n")
-        let server = try HTTPRESTIntegrationTests.Server(scratch, options: ["--webhooks", hooks, "--webhook-retry-base", "20"])
+        let server = try await HTTPRESTIntegrationTests.Server(scratch, options: ["--webhooks", hooks, "--webhook-retry-base", "20"])
         defer { server.daemon.stop() }
         let alice = HTTPRESTIntegrationTests.aliceToken
         func contexts(_ context: String) -> [[String: Any]] {
@@ -146,7 +146,7 @@ import WeftHTTPTestSupport
         _ = try scratch.write("rules-hub", "client alice readwrite /users/$name/**\n")
         kill(server.daemon.process.processIdentifier, SIGHUP)
         try await Self.waitUntil("the refused subscription in weft status") {
-            let status = try DaemonIntegrationTests.client(server.daemon, name: "hub", ["status"]).stdout
+            let status = try await DaemonIntegrationTests.client(server.daemon, name: "hub", ["status"]).stdout
             return status.contains(#""refusedCount":1"#) && status.contains("no read access to /public for alice")
         }
         // A change reaches the admin's subscription and not alice's.
@@ -164,7 +164,7 @@ import WeftHTTPTestSupport
         try await Self.waitUntil("alice's delivery after the access came back") {
             (contexts("alice").last?["value"] as? [String: Int]) == ["a": 1, "b": 2]
         }
-        let status = try DaemonIntegrationTests.client(server.daemon, name: "hub", ["status"]).stdout
+        let status = try await DaemonIntegrationTests.client(server.daemon, name: "hub", ["status"]).stdout
         #expect(status.contains(#""refusedCount":0"#))
         await receiver.stop()
     }
@@ -175,14 +175,14 @@ import WeftHTTPTestSupport
         // Nothing changes the nodes, so nothing is delivered: the URLs need not answer.
         let hooks = try scratch.write(
             "webhooks", "hook http://127.0.0.1:9/hook \(Self.secret)\npush-gateway http://127.0.0.1:9/push \(Self.secret)\n")
-        let server = try HTTPRESTIntegrationTests.Server(scratch, options: ["--webhooks", hooks])
+        let server = try await HTTPRESTIntegrationTests.Server(scratch, options: ["--webhooks", hooks])
         defer { server.daemon.stop() }
         func subscribe(_ body: String, token: String = HTTPRESTIntegrationTests.adminToken) async throws {
             let reply = try await server.send("POST", "/.subscriptions.json", body: body, token: token)
             #expect(reply.status == 200, "\(reply.body)")
         }
-        func cli(_ arguments: [String]) throws -> String {
-            let run = try DaemonIntegrationTests.client(server.daemon, name: "hub", ["subscribe"] + arguments)
+        func cli(_ arguments: [String]) async throws -> String {
+            let run = try await DaemonIntegrationTests.client(server.daemon, name: "hub", ["subscribe"] + arguments)
             #expect(run.status == 0, "\(run.stderr)")
             return run.stdout
         }
@@ -196,16 +196,16 @@ import WeftHTTPTestSupport
         var reply = try await server.send(
             "PATCH", "/.subscriptions.json", body: #"{"deviceToken":"d1","newDeviceToken":"d2"}"#)
         #expect(reply.status == 200 && reply.body == #"{"updated":2}"#, "\(reply.body)")
-        #expect(try cli(["--device-token", "d2", "--new-device-token", "d3"]) == #"{"updated":2}"#)
-        #expect(try cli(["--list"]).components(separatedBy: #""deviceToken":"d3""#).count == 3)
+        #expect(try await cli(["--device-token", "d2", "--new-device-token", "d3"]) == #"{"updated":2}"#)
+        #expect(try await cli(["--list"]).components(separatedBy: #""deviceToken":"d3""#).count == 3)
 
         // Removing all of a kind: notifications through the CLI, webhooks over REST.
-        #expect(try cli(["--remove-all", "notifications"]) == #"{"removed":2}"#)
+        #expect(try await cli(["--remove-all", "notifications"]) == #"{"removed":2}"#)
         reply = try await server.send("DELETE", "/.subscriptions.json", body: #"{"all":"webhooks"}"#)
         #expect(reply.status == 200 && reply.body == #"{"removed":2}"#, "\(reply.body)")
         try await subscribe(#"{"path":"/a","webhook":"hook","context":"again"}"#)
-        #expect(try cli(["--remove-all", "webhooks"]) == #"{"removed":1}"#)
-        #expect(!(try cli(["--list"]).contains("path")))
+        #expect(try await cli(["--remove-all", "webhooks"]) == #"{"removed":1}"#)
+        #expect(!(try await cli(["--list"]).contains("path")))
         let alices = try await server.send("GET", "/.subscriptions.json", token: HTTPRESTIntegrationTests.aliceToken)
         #expect(alices.body.contains(#""deviceToken":"d1""#), "\(alices.body)")
 
@@ -218,7 +218,7 @@ import WeftHTTPTestSupport
             "PATCH", "/.subscriptions.json", body: #"{"deviceToken":"d1","newDeviceToken":""}"#,
             token: HTTPRESTIntegrationTests.aliceToken)
         #expect(reply.status == 400)
-        let bad = try DaemonIntegrationTests.client(server.daemon, name: "hub", ["subscribe", "--remove-all", "everything"])
+        let bad = try await DaemonIntegrationTests.client(server.daemon, name: "hub", ["subscribe", "--remove-all", "everything"])
         #expect(bad.status != 0)
     }
 }

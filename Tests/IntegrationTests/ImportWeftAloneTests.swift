@@ -5,7 +5,7 @@ import Weft
 /// `SyncClient`'s signatures come with it. `AuthToken` and the rest lived only in WeftSync, so the
 /// embedding app had to import an implementation module too.
 @Suite struct ImportWeftAloneTests {
-    @Test func theSyncTypesOfThePublicAPIComeWithWeft() throws {
+    @Test func theSyncTypesOfThePublicAPIComeWithWeft() async throws {
         let token = try AuthToken(string: "an embedding app's long secret")
         var book = TokenBook()
         book.set(token, for: "client", permissions: PathPermissions([try Path("/public"): .readWrite]))

@@ -29,7 +29,7 @@ enum WeftBinary {
     /// that prints more than the pipe holds.
     static func run(
         _ arguments: [String], token: String, input: Data = Data(), seconds: Double = 20, executable: URL? = nil
-    ) throws -> (status: Int32, stdout: String, stderr: String) {
+    ) async throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = try executable ?? url()
         process.arguments = arguments
@@ -46,7 +46,8 @@ enum WeftBinary {
         process.standardError = try FileHandle(forWritingTo: files[2])
         try ChildProcess.start(process)
         let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning && Date() < deadline { usleep(5_000) }
+        // Polled with a suspension, not a sleep: a test waiting here leaves its thread to the others.
+        while process.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -60,7 +61,7 @@ enum WeftBinary {
 
 /// A `weft serve` child process: started, its port read from its first stdout line, killed on `stop`.
 final class Daemon {
-    let process = Process()
+    let process: Process
     let port: Int
     let database: String
     private let logPath: String
@@ -68,16 +69,35 @@ final class Daemon {
     private let reader: FileHandle
     private var unread = ""
 
+    /// A `weft serve` process started, whose first line is not read yet.
+    struct Launch {
+        let process: Process
+        let database: String
+        let logPath: String
+        let reader: FileHandle
+    }
+
     /// Starts `weft serve` and waits (at most `seconds`) for its `listening HOST:PORT` line. With
     /// `fileBlocksMax`, the daemon may not write files beyond that many 512-byte blocks (`ulimit -f`): its
     /// disk fails as a full one does. With `openFiles`, it starts with that soft and hard limit of open
     /// files (`ulimit -S -n`, `ulimit -H -n`).
-    init(
+    convenience init(
         database: String, port: Int = 0, peers: [Int] = [], tokens: String, name: String, options: [String] = [],
         fileBlocksMax: Int? = nil, openFiles: (soft: Int, hard: Int)? = nil, seconds: Double = 20
-    ) throws {
-        self.database = database
-        logPath = database + ".\(name).log"
+    ) async throws {
+        let launch = try Self.launch(
+            database: database, port: port, peers: peers, tokens: tokens, name: name, options: options,
+            fileBlocksMax: fileBlocksMax, openFiles: openFiles)
+        try await self.init(launch, seconds: seconds)
+    }
+
+    /// Starts `weft serve` (see the initializer), without waiting for it.
+    static func launch(
+        database: String, port: Int = 0, peers: [Int] = [], tokens: String, name: String, options: [String] = [],
+        fileBlocksMax: Int? = nil, openFiles: (soft: Int, hard: Int)? = nil
+    ) throws -> Launch {
+        let process = Process()
+        let logPath = database + ".\(name).log"
         var arguments = [
             "serve", "--db", database, "--listen", "127.0.0.1:\(port)", "--tokens", tokens, "--name", name,
         ]
@@ -101,7 +121,16 @@ final class Daemon {
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         try ChildProcess.start(process)
-        reader = output.fileHandleForReading
+        let reader = output.fileHandleForReading
+        return Launch(process: process, database: database, logPath: logPath, reader: reader)
+    }
+
+    /// Waits (at most `seconds`) for the `listening HOST:PORT` line of a daemon launched.
+    init(_ launch: Launch, seconds: Double = 20) async throws {
+        process = launch.process
+        database = launch.database
+        logPath = launch.logPath
+        reader = launch.reader
         let deadline = Date().addingTimeInterval(seconds)
         var text = ""
         while !text.contains("\n") {
@@ -110,8 +139,8 @@ final class Daemon {
                 process.waitUntilExit()
                 throw WeftBinary.Failure(description: "weft serve did not start: \(Self.read(logPath))")
             }
-            let chunk = reader.availableData
-            if chunk.isEmpty { usleep(5_000) }
+            let chunk = try Self.readAvailable(reader)
+            if chunk.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
             text += String(decoding: chunk, as: UTF8.self)
         }
         guard let line = text.split(separator: "\n").first, line.hasPrefix("listening "),
@@ -125,20 +154,23 @@ final class Daemon {
     }
 
     /// Reads the next line of the daemon's standard output (at most `seconds`), such as `http listening`.
-    func nextLine(seconds: Double = 20) throws -> String {
+    func nextLine(seconds: Double = 20) async throws -> String {
         let deadline = Date().addingTimeInterval(seconds)
         while !unread.contains("\n") {
             guard Date() < deadline, process.isRunning else {
                 throw WeftBinary.Failure(description: "no further line from weft serve: \(log)")
             }
-            let chunk = reader.availableData
-            if chunk.isEmpty { usleep(5_000) }
+            let chunk = try Self.readAvailable(reader)
+            if chunk.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
             unread += String(decoding: chunk, as: UTF8.self)
         }
         let parts = unread.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
         unread = parts.count > 1 ? String(parts[1]) : ""
         return String(parts[0])
     }
+
+    /// What the pipe holds now, without waiting (``FileHandle/readWithoutWaiting()``).
+    static func readAvailable(_ handle: FileHandle) throws -> Data { try handle.readWithoutWaiting() }
 
     /// The daemon's log so far.
     var log: String { Self.read(logPath) }
@@ -187,14 +219,14 @@ struct Scratch {
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// Polls `condition` every 50 ms until it holds, at most `seconds`.
-func eventually(_ what: String, seconds: Double = 20, _ condition: () throws -> Bool) throws {
+/// Polls `condition` every 50 ms until it holds, at most `seconds`, suspending between polls.
+func eventually(_ what: String, seconds: Double = 20, _ condition: () async throws -> Bool) async throws {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
-        if try condition() { return }
-        usleep(50_000)
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(50))
     }
-    if try condition() { return }
+    if try await condition() { return }
     throw WeftBinary.Failure(description: "timed out after \(seconds) s waiting for \(what)")
 }
 
@@ -220,5 +252,20 @@ enum RawSocket {
             return nil
         }
         return socket
+    }
+}
+
+extension FileHandle {
+    /// What the pipe holds now, without waiting: empty when nothing is there yet or at its end. A test
+    /// polling a child's output this way suspends between polls instead of blocking its thread
+    /// (`availableData` waits for data, and holds one of the few threads every test shares).
+    func readWithoutWaiting() throws -> Data {
+        let flags = fcntl(fileDescriptor, F_GETFL)
+        if flags & O_NONBLOCK == 0 { _ = fcntl(fileDescriptor, F_SETFL, flags | O_NONBLOCK) }
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(fileDescriptor, $0.baseAddress, $0.count) }
+        if count > 0 { return Data(buffer[0..<count]) }
+        guard count < 0, errno != EAGAIN, errno != EINTR else { return Data() }
+        throw WeftBinary.Failure(description: "reading a child's output failed: errno \(errno)")
     }
 }
