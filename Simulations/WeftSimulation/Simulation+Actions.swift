@@ -82,7 +82,8 @@ extension Simulation {
                 return fail(
                     .unexpectedAction, index,
                     "\(peer) sent a snapshot at \(snapshot.frontier) but this replica holds \(durable): "
-                        + "something compacted ops a member lacks")
+                        + "something compacted ops a member lacks (replicas: "
+                        + replicas.map { "r\($0.index) \($0.id)" }.joined(separator: ", ") + ")")
             }
             return installLacking(snapshot, from: peer, at: address, index: index)
         }

@@ -158,13 +158,23 @@ extension Simulation {
 
     /// Where each replica stands, for a convergence failure.
     func divergenceSummary() -> String {
-        replicas.map { replica in
+        var leafNote = ""
+        if let leafIndex, let leafShare, replicas[leafIndex].isUp, replicas[Scenario.hubIndex].isUp {
+            let share = leafShare.restrict(replicas[Scenario.hubIndex].engine.state, at: .root)
+            let held = replicas[leafIndex].engine.state
+            if held != share {
+                let at = ValueDifference.first(between: share, and: held)
+                leafNote = "; leaf r\(leafIndex) differs from its share of the hub at \(at.path): "
+                    + "hub has \(at.expected), leaf has \(at.actual)"
+            }
+        }
+        return replicas.map { replica in
             let sessions = replica.endpoints.compactMap { connections[$0.connection]?.sessions[$0.side]?.phase }
             let connected = sessions.filter { $0 == .connected }.count
             return "r\(replica.index) \(replica.isUp ? "up" : "down") holds \(replica.durable.vector.total) durable, "
                 + "\(replica.unsyncedOpCount) unsynced, digest \(replica.isUp ? replica.engine.digest.description : "-"), "
                 + "\(connected)/\(sessions.count) sessions connected"
-        }.joined(separator: "; ")
+        }.joined(separator: "; ") + leafNote
     }
 
     /// On the converged state: it is the fold of every op made (none lost that was synced or
