@@ -169,7 +169,8 @@ final class Checker {
     /// A leaf took its hub's revised decisions: each is a cut of an op it holds.
     func revised(_ replaced: [Op], at replica: Int) -> SimulationFailure? {
         for op in replaced where !known[replica].contains(op.stamp) || !op.isPartial {
-            return failure(.conflictingOps, replica, "revised \(op.stamp), which it does not hold as a carried decision")
+            return failure(
+                .conflictingOps, replica, "revised \(op.stamp), which it does not hold as a carried decision")
         }
         return nil
     }

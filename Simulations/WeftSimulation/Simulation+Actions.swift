@@ -58,7 +58,8 @@ extension Simulation {
         }
         if index == leafIndex {
             coverage.bump(.leafPartialOps, by: fresh.filter(\.isPartial).count)
-            coverage.bump(.leafDecisionsCarried, by: fresh.filter { $0.isPartial && !OpProjection.isWithheld($0) }.count)
+            coverage.bump(
+                .leafDecisionsCarried, by: fresh.filter { $0.isPartial && !OpProjection.isWithheld($0) }.count)
         }
         record(
             checker.received(
@@ -118,8 +119,7 @@ extension Simulation {
     /// The share leaf takes its hub's base cut to its share (it holds every op, partial ones among them,
     /// and folds them only by installing it), as `Replica.installSnapshot` does: the snapshot must be the
     /// share of the fold of the ops it covers.
-    private func installShare(_ snapshot: SyncSnapshot, from peer: ReplicaID, at address: EndpointAddress, index: Int)
-    {
+    private func installShare(_ snapshot: SyncSnapshot, from peer: ReplicaID, at address: EndpointAddress, index: Int) {
         record(checker.snapshot(snapshot, share: leafShare, at: index))
         let installed: CompactedBaseInstall?
         do {

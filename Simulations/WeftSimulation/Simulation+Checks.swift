@@ -153,7 +153,8 @@ extension Simulation {
     /// make), or there is no leaf.
     func leafHoldsItsShare() -> Bool {
         guard let leafIndex, let leafShare else { return true }
-        return replicas[leafIndex].engine.state == leafShare.restrict(replicas[Scenario.hubIndex].engine.state, at: .root)
+        return replicas[leafIndex].engine.state
+            == leafShare.restrict(replicas[Scenario.hubIndex].engine.state, at: .root)
     }
 
     /// Where each replica stands, for a convergence failure.
@@ -164,7 +165,8 @@ extension Simulation {
             let held = replicas[leafIndex].engine.state
             if held != share {
                 let at = ValueDifference.first(between: share, and: held)
-                leafNote = "; leaf r\(leafIndex) differs from its share of the hub at \(at.path): "
+                leafNote =
+                    "; leaf r\(leafIndex) differs from its share of the hub at \(at.path): "
                     + "hub has \(at.expected), leaf has \(at.actual)"
             }
         }

@@ -64,7 +64,9 @@ import WeftCore
     @Test("the leaf's writes are drawn into its share, the others' stay as they were")
     func leafWritesStayInTheShare() throws {
         let scenario = Scenario.draw(seed: 3, options: Self.options)
-        let plain = WritePlan(scenario: { var s = scenario; s.shareLeaf = nil; return s }())
+        var withoutLeaf = scenario
+        withoutLeaf.shareLeaf = nil
+        let plain = WritePlan(scenario: withoutLeaf)
         let plan = WritePlan(scenario: scenario)
         let root = try Path(ShareLeaf.drawnRoot)
         var leafWrites = 0
