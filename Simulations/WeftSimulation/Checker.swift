@@ -92,13 +92,19 @@ final class Checker {
     /// A replica merged ops from a peer: each must be an op some replica made, unaltered (byte for byte
     /// when `freshEncodings` gives the bytes the fresh ops arrived as); the ones the replica called known
     /// must be known.
+    ///
+    /// A replica limited to `share` receives ops cut to it: a partial op must stand for an op made under
+    /// its origin and sequence and write nothing outside the share; a whole op must lie in the share.
     func received(
         _ ops: [Op], fresh: [Op], freshEncodings: [ArraySlice<UInt8>]? = nil, refused: Set<Stamp> = [],
-        at replica: Int
+        share: (any ReadShare)? = nil, at replica: Int
     ) -> SimulationFailure? {
         for (position, op) in fresh.enumerated() {
+            if let share, let failure = checkCut(op, share: share, at: replica) { return failure }
             let unaltered: Bool
-            if let freshEncodings, let made = encodings[op.stamp] {
+            if share != nil, op.isPartial {
+                unaltered = true
+            } else if let freshEncodings, let made = encodings[op.stamp] {
                 unaltered = made.hasSameBytes(as: freshEncodings[position])
             } else if let original = self.ops[op.stamp] {
                 unaltered = original == op
@@ -113,6 +119,58 @@ final class Checker {
             for op in ops where !known[replica].contains(op.stamp) && !refused.contains(op.stamp) {
                 return failure(.conflictingOps, replica, "the engine claims \(op.stamp), which never reached it")
             }
+        }
+        return nil
+    }
+
+    /// An op sent to a replica limited to `share`: a cut of an op made (same origin, sequence and stamp)
+    /// that writes nothing outside the share, or an op made that lies wholly in it.
+    private func checkCut(_ op: Op, share: some ReadShare, at replica: Int) -> SimulationFailure? {
+        guard let original = ops[op.stamp], original.origin == op.origin, original.sequence == op.sequence else {
+            return failure(.conflictingOps, replica, "received \(op.stamp) cut to its share, which no replica made")
+        }
+        guard op.isPartial else {
+            guard share.relation(to: op.path) == .inside else {
+                return failure(.shareLeaked, replica, "op \(op.stamp) at \(op.path) reached the leaf whole")
+            }
+            return nil
+        }
+        if let leak = Checker.leak(of: op, share: share) {
+            return failure(.shareLeaked, replica, "the cut of op \(op.stamp) writes outside the share: \(leak)")
+        }
+        return nil
+    }
+
+    /// Where a partial op writes something outside `share`, or nil.
+    static func leak(of op: Op, share: some ReadShare) -> String? {
+        func check(_ write: Write) -> String? {
+            switch write {
+            case .set(let path, let value):
+                return share.restrict(value, at: path) == value ? nil : "a set at \(path)"
+            case .merge(let path, let children):
+                for child in children {
+                    guard let at = try? path.appending(child.relative) else { return "a merge at \(path)" }
+                    if share.restrict(child.value, at: at) != child.value { return "a merge of \(at)" }
+                }
+                return nil
+            case .increment(let path, _, _):
+                return share.relation(to: path) == .inside ? nil : "an increment at \(path)"
+            }
+        }
+        switch op.kind {
+        case .set(let value): return check(.set(op.path, value))
+        case .merge(let children): return check(.merge(op.path, children))
+        case .increment(let by, let from): return check(.increment(op.path, by: by, from: from))
+        case .batch(let writes), .guardedBatch(_, _, let writes): return writes.lazy.compactMap(check).first
+        default: return share.relation(to: op.path) == .inside ? nil : "a \(op.kind) at \(op.path)"
+        }
+    }
+
+    /// A leaf took its hub's revised decisions: each is a cut of an op it holds.
+    func revised(_ replaced: [Op], at replica: Int) -> SimulationFailure? {
+        for op in replaced where !known[replica].contains(op.stamp) || !op.isPartial {
+            return failure(
+                .conflictingOps, replica, "revised \(op.stamp), which it does not hold as a carried decision")
         }
         return nil
     }
@@ -255,15 +313,17 @@ final class Checker {
             "after \(count) ops, at \(at.path): fold has \(at.expected), replica has \(at.actual)")
     }
 
-    /// A snapshot must be the fold of exactly the ops its frontier covers.
-    func snapshot(_ snapshot: SyncSnapshot, at replica: Int) -> SimulationFailure? {
+    /// A snapshot must be the fold of exactly the ops its frontier covers (cut to `share` when the
+    /// receiver is limited to one).
+    func snapshot(_ snapshot: SyncSnapshot, share: (any ReadShare)? = nil, at replica: Int) -> SimulationFailure? {
         let covered = slots.compactMap { slot, stamp in
             snapshot.frontier.contains(origin: slot.origin, sequence: slot.sequence) ? ops[stamp] : nil
         }
         guard UInt64(covered.count) == snapshot.frontier.total else {
             return failure(.conflictingOps, replica, "a snapshot at \(snapshot.frontier) covers ops no replica made")
         }
-        let folded = ReferenceFold.fold(covered, registry: registry).state
+        let whole = ReferenceFold.fold(covered, registry: registry).state
+        let folded = share.map { $0.restrict(whole, at: .root) } ?? whole
         guard folded != snapshot.value else { return nil }
         let at = ValueDifference.first(between: folded, and: snapshot.value)
         return failure(

@@ -99,6 +99,12 @@ public enum CoverageCounter: String, Codable, Sendable, Hashable, CaseIterable {
     case bankTransfers = "ops.bankTransfers"
     case relationChanges = "ops.relationChanges"
     case relationFallbacks = "ops.relationFallbacks"
+    // The share leaf (`ShareLeaf`)
+    case leafPartialOps = "leaf.partialOps"
+    case leafDecisionsCarried = "leaf.decisionsCarried"
+    case leafRevisionsReceived = "leaf.revisionsReceived"
+    case leafRevisionsTaken = "leaf.revisionsTaken"
+    case leafShareSnapshotsInstalled = "leaf.shareSnapshotsInstalled"
     // Roads the merge engines took.
     case engineInOrder = "engine.inOrder"
     case engineCounterShortcuts = "engine.counterShortcuts"
@@ -115,6 +121,7 @@ public enum CoverageCounter: String, Codable, Sendable, Hashable, CaseIterable {
     case recoveryChecks = "checks.recovery"
     case invariantChecks = "checks.mergeInvariants"
     case relationChecks = "checks.relations"
+    case leafShareChecks = "checks.leafShare"
 
     /// The counters that count injected faults.
     public static let faults: [CoverageCounter] = [

@@ -35,6 +35,13 @@ protocol ReplicaEngine: ReplicaLog {
         _ base: CompactedBase, local: ReplicaID, localBaseVector: VersionVector, acknowledgedThrough: UInt64,
         nextStamp: () throws -> Stamp
     ) throws -> (engine: any ReplicaEngine, install: CompactedBaseInstall)?
+    /// The value the applied call stamped `stamp` wrote at its node (a hub carries it to a leaf).
+    func result(ofCall stamp: Stamp) -> Value?
+    /// The engine after a hub's revised decisions replace the carried ones held (see
+    /// `MergeEngine.revising`), with the ops replaced; nil when none differs.
+    func revisingCarried(_ revisions: [Op], baseVector: VersionVector) throws -> (
+        engine: any ReplicaEngine, replaced: [Op]
+    )?
     /// Which road the engine took for each op.
     var statistics: MergeStatistics { get }
     /// Throws the first summary that differs from its recomputation from the log.
@@ -50,6 +57,12 @@ extension MergeEngine: ReplicaEngine {
             base, local: local, localBaseVector: localBaseVector, acknowledgedThrough: acknowledgedThrough,
             nextStamp: nextStamp)
         return install.map { ($0.engine, $0) }
+    }
+
+    func revisingCarried(_ revisions: [Op], baseVector: VersionVector) throws -> (
+        engine: any ReplicaEngine, replaced: [Op]
+    )? {
+        try revising(revisions, baseVector: baseVector).map { ($0.engine, $0.replaced) }
     }
 }
 

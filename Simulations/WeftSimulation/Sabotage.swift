@@ -138,6 +138,16 @@ final class SabotagedEngine: ReplicaEngine {
     func compact(upTo frontier: Stamp) -> Int { inner.compact(upTo: frontier) }
     func compactionFrontier(upTo stable: Stamp) -> Stamp? { inner.compactionFrontier(upTo: stable) }
     func outcome(of stamp: Stamp) -> Outcome? { inner.outcome(of: stamp) }
+    func result(ofCall stamp: Stamp) -> Value? { inner.result(ofCall: stamp) }
+
+    /// A sabotaged run has no share leaf (see `ShareLeaf.validate`); the real engine revises all the same.
+    func revisingCarried(_ revisions: [Op], baseVector: VersionVector) throws -> (
+        engine: any ReplicaEngine, replaced: [Op]
+    )? {
+        try inner.revising(revisions, baseVector: baseVector).map {
+            (SabotagedEngine(inner: $0.engine, sabotage: sabotage), $0.replaced)
+        }
+    }
 
     func apply(_ ops: [Op]) -> ApplyReport {
         let known = ops.map { inner.contains($0.stamp) }

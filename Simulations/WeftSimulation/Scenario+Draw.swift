@@ -50,13 +50,16 @@ public struct ScenarioOptions: Codable, Sendable, Hashable {
     /// Share of writes that are relation changes (links, unlinks and deletes planned with integrity
     /// under `/rel`); 0 writes none and leaves every other draw as it was.
     public var relationShare = 0.0
+    /// Share of hub seeds with a replica limited to one subtree (see ``ShareLeaf``); 0 draws none and
+    /// leaves every other draw as it was.
+    public var shareLeafShare = 0.0
 
     /// The default options: 2 to 8 replicas, 500 ops, every fault kind allowed.
     public init() {}
 
     enum CodingKeys: String, CodingKey {
         case replicasMin, replicasMax, opCount, topology, faults, allFaults, sabotage, storage, sqliteShare
-        case lateJoinerShare, relationShare
+        case lateJoinerShare, relationShare, shareLeafShare
     }
 
     public init(from decoder: any Decoder) throws {
@@ -72,6 +75,7 @@ public struct ScenarioOptions: Codable, Sendable, Hashable {
         sqliteShare = try container.decode(Double.self, forKey: .sqliteShare)
         lateJoinerShare = try container.decodeIfPresent(Double.self, forKey: .lateJoinerShare) ?? 0
         relationShare = try container.decodeIfPresent(Double.self, forKey: .relationShare) ?? 0
+        shareLeafShare = try container.decodeIfPresent(Double.self, forKey: .shareLeafShare) ?? 0
     }
 
     /// Encodes the fault kinds in a fixed order, so that a report's bytes depend on nothing else.
@@ -88,6 +92,7 @@ public struct ScenarioOptions: Codable, Sendable, Hashable {
         try container.encode(sqliteShare, forKey: .sqliteShare)
         if lateJoinerShare > 0 { try container.encode(lateJoinerShare, forKey: .lateJoinerShare) }
         if relationShare > 0 { try container.encode(relationShare, forKey: .relationShare) }
+        if shareLeafShare > 0 { try container.encode(shareLeafShare, forKey: .shareLeafShare) }
     }
 
     /// Checks the options against ``SimulationLimits``.
@@ -108,6 +113,9 @@ public struct ScenarioOptions: Codable, Sendable, Hashable {
         }
         guard (0...1).contains(lateJoinerShare) else {
             throw SimulationError.invalidScenario(reason: "the late joiner share must be in 0...1")
+        }
+        guard (0...1).contains(shareLeafShare) else {
+            throw SimulationError.invalidScenario(reason: "the share leaf share must be in 0...1")
         }
     }
 }
@@ -160,11 +168,22 @@ extension Scenario {
             lateJoiner = LateJoiner(replica: joiner, joinTick: ticksFault / 4 + rng.below(ticksFault / 4))
             episodes.removeAll { if case .crash(joiner, _) = $0.fault { true } else { false } }
         }
+        // After the late joiner, and only when asked for (from a stream of its own: every other draw stays
+        // as it was): replica 1, never the hub nor the joiner (the last replica, of 3 or more).
+        var shareLeaf: ShareLeaf?
+        var leafRNG = RandomStream.shareLeaves.generator(seed: seed)
+        if options.shareLeafShare > 0, options.sabotage == nil, topology == .hub, replicaCount >= 2,
+            lateJoiner?.replica != 1, leafRNG.chance(options.shareLeafShare)
+        {
+            shareLeaf = ShareLeaf(replica: 1, root: ShareLeaf.drawnRoot)
+            // Its disk would read back partial ops, which the checker's recovery model does not hold.
+            episodes.removeAll { if case .crash(1, _) = $0.fault { true } else { false } }
+        }
         return Scenario(
             seed: seed, replicaCount: replicaCount, workloadWriters: replicaCount, topology: topology,
             opCount: options.opCount, ticksFault: ticksFault, network: network, sessions: sessions,
             replicas: replicas, episodes: episodes, sabotage: options.sabotage, lateJoiner: lateJoiner,
-            relationShare: options.relationShare > 0 ? options.relationShare : nil)
+            relationShare: options.relationShare > 0 ? options.relationShare : nil, shareLeaf: shareLeaf)
     }
 
     static func drawNetwork(enabled: Set<FaultKind>, rng: inout SeededGenerator) -> NetworkProfile {
@@ -313,6 +332,7 @@ enum RandomStream: UInt64, CaseIterable {
     case disk
     case checks
     case relations
+    case shareLeaves
 
     /// The generator of this stream for `seed`.
     func generator(seed: UInt64) -> SeededGenerator {

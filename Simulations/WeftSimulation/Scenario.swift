@@ -39,13 +39,15 @@ public struct Scenario: Codable, Sendable, Hashable {
     public var lateJoiner: LateJoiner?
     /// Share of writes that are relation changes under `/rel` (see `RelationWorkload`); nil for none.
     public var relationShare: Double?
+    /// A replica the hub lets read and write one subtree only (hub topology), or nil.
+    public var shareLeaf: ShareLeaf?
 
     /// A scenario from its parts; ``draw(seed:options:)`` is the usual way to get one.
     public init(
         seed: UInt64, replicaCount: Int, workloadWriters: Int, topology: Topology, opCount: Int,
         keptWrites: [Int]? = nil, ticksFault: UInt64, network: NetworkProfile, sessions: SessionProfile,
         replicas: [ReplicaProfile], episodes: [Episode], sabotage: Sabotage? = nil, lateJoiner: LateJoiner? = nil,
-        relationShare: Double? = nil
+        relationShare: Double? = nil, shareLeaf: ShareLeaf? = nil
     ) {
         self.seed = seed
         self.replicaCount = replicaCount
@@ -61,6 +63,7 @@ public struct Scenario: Codable, Sendable, Hashable {
         self.sabotage = sabotage
         self.lateJoiner = lateJoiner
         self.relationShare = relationShare
+        self.shareLeaf = shareLeaf
     }
 
     /// Checks the scenario against ``SimulationLimits`` (a schedule file comes from outside).
@@ -100,6 +103,7 @@ public struct Scenario: Codable, Sendable, Hashable {
                 !episodes.contains { if case .crash(lateJoiner.replica, _) = $0.fault { true } else { false } },
                 "a late joiner does not crash (its disk does not model an installed base)")
         }
+        if let shareLeaf { try shareLeaf.validate(in: self) }
     }
 
     /// Replica that others dial in a hub topology.

@@ -26,6 +26,7 @@ extension ScenarioOptions {
         if sqliteShare != defaults.sqliteShare { arguments += ["--sqlite-share", "\(sqliteShare)"] }
         if lateJoinerShare != defaults.lateJoinerShare { arguments += ["--late-joiners", "\(lateJoinerShare)"] }
         if relationShare != defaults.relationShare { arguments += ["--relations", "\(relationShare)"] }
+        if shareLeafShare != defaults.shareLeafShare { arguments += ["--share-leaves", "\(shareLeafShare)"] }
         return arguments
     }
 

@@ -179,6 +179,7 @@ extension Scenario {
             }
         }
         if let joiner = lateJoiner?.replica, joiner >= gone || gone < 3 { candidate.lateJoiner = nil }
+        if let leaf = shareLeaf?.replica, leaf >= gone { candidate.shareLeaf = nil }
         return candidate
     }
 }

@@ -224,6 +224,20 @@ final class SimulatedReplica {
         return install
     }
 
+    /// Puts a hub's revised decisions in place of the carried ones held, as `Replica.reviseCarried` does
+    /// (the disk keeps the ops as they came: a leaf never crashes, see `Docs/SIMULATOR.md`).
+    /// - Returns: the ops replaced.
+    /// - Throws: the engine's refusal (a revision of an op not held, or whole).
+    func reviseCarried(_ revisions: [Op]) throws -> [Op] {
+        precondition(isUp, "a crashed replica revises nothing")
+        guard let revision = try engine.revisingCarried(revisions, baseVector: instance.compactionVector) else {
+            return []
+        }
+        engine = revision.engine
+        cachedView = nil
+        return revision.replaced
+    }
+
     // MARK: - Compaction
 
     /// Folds into the engine's base what the instance says every member holds (its stable frontier,
@@ -317,6 +331,15 @@ struct ReplicaLogView: OpSource {
     let stableFrontier: VersionVector
 
     var compactionStamp: Stamp? { engine.frontier }
+
+    /// A leaf's log holds partial ops: said in its hello, so that only its hub syncs with it.
+    var holdsShare: Bool { engine.holdsPartialOps }
+
+    /// As the daemon's log answers a hub's session with a leaf: the outcome the engine folds now.
+    func outcome(of stamp: Stamp) -> Outcome? { engine.outcome(of: stamp) }
+
+    /// As the daemon's log answers: what the applied call wrote at its node.
+    func callResult(of stamp: Stamp) -> Value? { engine.result(ofCall: stamp) }
 
     func snapshot() throws -> SyncSnapshot {
         SyncSnapshot(

@@ -25,9 +25,7 @@ extension Simulation {
             case .reportStatus(let status): note(status, at: address)
             case .handleRequest, .deliverReply, .deliverEvent, .deliverQueryEvent:
                 fail(.unexpectedAction, replica(at: address), "a client message between two replicas: \(action)")
-            case .reviseOps:
-                // Every simulated replica reads the whole tree: no decision is carried to it.
-                fail(.unexpectedAction, replica(at: address), "a revised decision to a replica of the whole tree")
+            case .reviseOps(let ops, let peer): revise(ops, from: peer, at: address)
             case .close(let error): close(address, error: error)
             }
         }
@@ -58,9 +56,15 @@ extension Simulation {
         if !report.refused.isEmpty {
             coverage.bump(.opsRefused, by: report.refused.count)
         }
+        if index == leafIndex {
+            coverage.bump(.leafPartialOps, by: fresh.filter(\.isPartial).count)
+            coverage.bump(
+                .leafDecisionsCarried, by: fresh.filter { $0.isPartial && !OpProjection.isWithheld($0) }.count)
+        }
         record(
             checker.received(
-                ops, fresh: fresh, freshEncodings: freshEncodings, refused: Set(report.refused), at: index))
+                ops, fresh: fresh, freshEncodings: freshEncodings, refused: Set(report.refused),
+                share: index == leafIndex ? leafShare : nil, at: index))
         if replica.profile.syncsEveryCommit, !fresh.isEmpty { scheduleGrowth(index) }
     }
 
@@ -72,13 +76,15 @@ extension Simulation {
         guard let index = replica(at: address) else { return }
         let durable = replicas[index].durable.vector
         coverage.bump(.snapshotsReceived)
+        if index == leafIndex { return installShare(snapshot, from: peer, at: address, index: index) }
         record(checker.snapshot(snapshot, at: index))
         guard durable.covers(snapshot.frontier) else {
             guard scenario.lateJoiner?.replica == index else {
                 return fail(
                     .unexpectedAction, index,
                     "\(peer) sent a snapshot at \(snapshot.frontier) but this replica holds \(durable): "
-                        + "something compacted ops a member lacks")
+                        + "something compacted ops a member lacks (replicas: "
+                        + replicas.map { "r\($0.index) \($0.id)" }.joined(separator: ", ") + ")")
             }
             return installLacking(snapshot, from: peer, at: address, index: index)
         }
@@ -110,6 +116,51 @@ extension Simulation {
         withSession(address) { session, view, now in session.onLocalOpsAppended(source: view, now: now) }
     }
 
+    /// The share leaf takes its hub's base cut to its share (it holds every op, partial ones among them,
+    /// and folds them only by installing it), as `Replica.installSnapshot` does: the snapshot must be the
+    /// share of the fold of the ops it covers.
+    private func installShare(_ snapshot: SyncSnapshot, from peer: ReplicaID, at address: EndpointAddress, index: Int) {
+        record(checker.snapshot(snapshot, share: leafShare, at: index))
+        let installed: CompactedBaseInstall?
+        do {
+            installed = try replicas[index].install(snapshot, now: now)
+        } catch {
+            coverage.bump(.snapshotsRefused)
+            let refusal = SyncError(.localFailure, "the snapshot from \(peer) was not installed: \(error)")
+            withSession(address) { session, _, now in session.onClose(error: refusal, now: now) }
+            return
+        }
+        if let installed {
+            coverage.bump(.leafShareSnapshotsInstalled)
+            record(checker.installed(snapshot.frontier, restamped: installed.restamped, at: index))
+            guard installed.restamped.isEmpty else {
+                coverage.bump(.opsRestamped, by: installed.restamped.count)
+                let resync = SyncError(.resync, "\(installed.restamped.count) own ops were stamped again")
+                withSession(address) { session, _, now in session.onClose(error: resync, now: now) }
+                return
+            }
+        }
+        withSession(address) { session, view, now in session.onLocalOpsAppended(source: view, now: now) }
+    }
+
+    /// A hub revised decisions it carried to the share leaf: they take the place of the ops held, as
+    /// `Replica.reviseCarried` does under the daemon's driver.
+    private func revise(_ batch: EncodedOps, from peer: ReplicaID, at address: EndpointAddress) {
+        guard let index = replica(at: address) else { return }
+        guard index == leafIndex else {
+            return fail(.unexpectedAction, index, "a revised decision to a replica of the whole tree")
+        }
+        coverage.bump(.leafRevisionsReceived, by: batch.ops.count)
+        do {
+            let replaced = try replicas[index].reviseCarried(batch.ops)
+            coverage.bump(.leafRevisionsTaken, by: replaced.count)
+            record(checker.revised(replaced, at: index))
+        } catch {
+            let refusal = SyncError(.localFailure, "the revised decisions from \(peer) were not taken: \(error)")
+            withSession(address) { session, _, now in session.onClose(error: refusal, now: now) }
+        }
+    }
+
     private func recordAcknowledgement(
         _ acknowledgement: Acknowledgement, from peer: ReplicaID, at address: EndpointAddress
     ) {
@@ -120,11 +171,12 @@ extension Simulation {
         replicas[index].record(acknowledgement, from: peer)
         // A stable frontier answers for the replicas that were members when it was computed: the late
         // joiner is left out (the group's frontier runs ahead of it until the snapshot reaches it).
+        // The share leaf is no member either.
         let joiner = scenario.lateJoiner?.replica
         record(
             checker.acknowledgement(
                 acknowledgement, by: peerIndex, durable: replicas[peerIndex].durable.vector,
-                everyDurable: replicas.filter { $0.index != joiner }.map(\.durable.vector)))
+                everyDurable: replicas.filter { $0.index != joiner && $0.index != leafIndex }.map(\.durable.vector)))
     }
 
     private func scheduleTimer(_ timer: SyncTimer, after delay: UInt64, at address: EndpointAddress) {
@@ -146,7 +198,10 @@ extension Simulation {
             connections[address.connection]!.readyTick = now
             // Replicas that had a session count each other as members from then on.
             let pair = connections[address.connection]!.replicas
-            replicas[pair[address.side]].learn(member: replicas[pair[address.side ^ 1]].id)
+            // Not the share leaf: its hub does not count its acks (it holds placeholders, not the ops).
+            if pair[address.side ^ 1] != leafIndex {
+                replicas[pair[address.side]].learn(member: replicas[pair[address.side ^ 1]].id)
+            }
             coverage.bump(.sessionsReady)
         case .closed:
             guard let error = status.error else { return }

@@ -12,18 +12,21 @@ extension Simulation {
         checksDone += 1
         let up = replicas.filter(\.isUp)
         for replica in up { coverage.bump(.opsCompacted, by: replica.compactToStableFrontier()) }
-        checkDigests(of: up)
+        // The share leaf's state is of its share, folded from cuts of the ops: it is left out of the
+        // checks that compare whole states (it is checked against its hub at the end).
+        let whole = up.filter { $0.index != leafIndex }
+        checkDigests(of: whole)
         checkStableFrontiers(of: up)
         checkStableStamps(of: up)
-        if checksDone % 4 == 0, !up.isEmpty {
-            checkDuplicateDelivery(at: up[checksDone / 4 % up.count])
+        if checksDone % 4 == 0, !whole.isEmpty {
+            checkDuplicateDelivery(at: whole[checksDone / 4 % whole.count])
         }
         let checksInFaultPhase = max(1, Int(scenario.ticksFault / SimulationLimits.checkIntervalTicks))
         let spacing = max(1, checksInFaultPhase / SimulationLimits.foldChecksPerRunMax)
         if healTick == nil, checksDone % spacing == 0, foldChecksDone < SimulationLimits.foldChecksPerRunMax,
-            !up.isEmpty
+            !whole.isEmpty
         {
-            let replica = up[foldChecksDone % up.count]
+            let replica = whole[foldChecksDone % whole.count]
             foldChecksDone += 1
             coverage.bump(.foldChecks)
             record(
@@ -78,7 +81,9 @@ extension Simulation {
         for replica in up {
             let stable = replica.view.stableFrontier
             for other in replicas
-            where other.index != scenario.lateJoiner?.replica && !other.durable.vector.covers(stable) {
+            where other.index != scenario.lateJoiner?.replica && other.index != leafIndex
+                && !other.durable.vector.covers(stable)
+            {
                 return fail(
                     .acknowledgementBeyondDurable, replica.index,
                     "stable frontier \(stable) but r\(other.index) durably holds \(other.durable.vector)")
@@ -91,7 +96,11 @@ extension Simulation {
     /// origin: the group's frontier runs ahead of it until the snapshot reaches it.
     private func checkStableStamps(of up: [SimulatedReplica]) {
         let joiner = scenario.lateJoiner?.replica
-        let holders = replicas.filter { $0.index != joiner }.map { (index: $0.index, durable: $0.durable.vector) }
+        // The share leaf is no member either: nothing waits for its acks, so the group's frontier may pass
+        // its ops too (those its hub then refuses it stamps again when it installs the hub's share).
+        let holders = replicas.filter { $0.index != joiner && $0.index != leafIndex }.map {
+            (index: $0.index, durable: $0.durable.vector)
+        }
         let origins = holders.map { replicas[$0.index].id }
         for replica in up {
             guard let frontier = replica.instance.stableFrontier else { continue }
@@ -137,18 +146,37 @@ extension Simulation {
             return false
         }
         let digest = replicas[0].digest
-        return replicas.allSatisfy { $0.digest == digest }
+        return replicas.allSatisfy { $0.index == leafIndex || $0.digest == digest } && leafHoldsItsShare()
+    }
+
+    /// True when the share leaf holds exactly its share of the hub's state (the cut its hub's sessions
+    /// make), or there is no leaf.
+    func leafHoldsItsShare() -> Bool {
+        guard let leafIndex, let leafShare else { return true }
+        return replicas[leafIndex].engine.state
+            == leafShare.restrict(replicas[Scenario.hubIndex].engine.state, at: .root)
     }
 
     /// Where each replica stands, for a convergence failure.
     func divergenceSummary() -> String {
-        replicas.map { replica in
+        var leafNote = ""
+        if let leafIndex, let leafShare, replicas[leafIndex].isUp, replicas[Scenario.hubIndex].isUp {
+            let share = leafShare.restrict(replicas[Scenario.hubIndex].engine.state, at: .root)
+            let held = replicas[leafIndex].engine.state
+            if held != share {
+                let at = ValueDifference.first(between: share, and: held)
+                leafNote =
+                    "; leaf r\(leafIndex) differs from its share of the hub at \(at.path): "
+                    + "hub has \(at.expected), leaf has \(at.actual)"
+            }
+        }
+        return replicas.map { replica in
             let sessions = replica.endpoints.compactMap { connections[$0.connection]?.sessions[$0.side]?.phase }
             let connected = sessions.filter { $0 == .connected }.count
             return "r\(replica.index) \(replica.isUp ? "up" : "down") holds \(replica.durable.vector.total) durable, "
                 + "\(replica.unsyncedOpCount) unsynced, digest \(replica.isUp ? replica.engine.digest.description : "-"), "
                 + "\(connected)/\(sessions.count) sessions connected"
-        }.joined(separator: "; ")
+        }.joined(separator: "; ") + leafNote
     }
 
     /// On the converged state: it is the fold of every op made (none lost that was synced or
@@ -158,6 +186,11 @@ extension Simulation {
         let table = checker.ops
         for replica in replicas where checker.known[replica.index] != checker.known[0] {
             return fail(.conflictingOps, replica.index, "converged vectors but different op sets from r0")
+        }
+        if let leafIndex {
+            // Checked again here so that the figure counts it; convergence waited for it.
+            coverage.bump(.leafShareChecks)
+            guard leafHoldsItsShare() else { return fail(.shareLeaked, leafIndex, "the leaf's state is not its share") }
         }
         guard checker.known[0].count == table.count else {
             return fail(

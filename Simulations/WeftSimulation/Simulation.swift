@@ -80,6 +80,16 @@ public final class Simulation {
 
     deinit { closeDisks() }
 
+    /// The share the hub's sessions cut for the share leaf (from the same credential), or nil.
+    private(set) lazy var leafShare: CredentialShare? = {
+        guard let leaf = scenario.shareLeaf, configurations.count > Scenario.hubIndex else { return nil }
+        let id = replicas[leaf.replica].id
+        return configurations[Scenario.hubIndex].tokens.credential(name: "", replica: id).map(CredentialShare.init)
+    }()
+
+    /// The index of the share leaf, or nil.
+    var leafIndex: Int? { scenario.shareLeaf?.replica }
+
     /// Runs the scenario to convergence or to the first failure.
     public func run() -> SimulationReport {
         precondition(events == 0, "a simulation runs once")
@@ -123,6 +133,8 @@ public final class Simulation {
             if let joiner = scenario.lateJoiner?.replica {
                 if joiner == index { members = [id] } else { members.remove(ids[joiner]) }
             }
+            // A leaf holds placeholders, not the ops: it is nobody's member (its acks make nothing stable).
+            if let leaf = scenario.shareLeaf?.replica, leaf != index { members.remove(ids[leaf]) }
             replicas.append(
                 SimulatedReplica(
                     index: index, id: id, profile: profile, disk: makeDisk(profile, replica: index, id: id),
@@ -156,6 +168,14 @@ public final class Simulation {
             tokens.set(try! AuthToken(string: pair), for: id.description)
         }
         let role: SyncRole = scenario.topology == .hub && index == Scenario.hubIndex ? .hub : .peer
+        if role == .hub, let leaf = scenario.shareLeaf {
+            // Validated with the scenario: the rule parses.
+            do {
+                try leaf.restrict(&tokens, leafID: ids[leaf.replica])
+            } catch {
+                fail(.localFailure, index, "the share leaf's rule is refused: \(error)")
+            }
+        }
         var configuration = SyncConfiguration(replica: ids[index], role: role, tokens: tokens)
         let sessions = scenario.sessions
         configuration.windowBytes = sessions.windowBytes

@@ -47,6 +47,8 @@ public struct SimulationFailure: Codable, Sendable, Hashable, CustomStringConver
         /// A replica's stable stamp frontier passed an op some member does not durably hold
         /// (`ReplicaInstance.stableFrontier`).
         case stableBeyondHeld = "stable-beyond-held"
+        /// The share leaf received a value outside its share, or does not end with its share of the hub.
+        case shareLeaked = "share-leaked"
     }
 
     /// Which property broke.

@@ -70,6 +70,8 @@ struct WritePlan {
                     index: index, tick: ticks[index], writer: writer, path: RelationWorkload.root,
                     kind: .set(.null), relation: step)
             }
+            // The share leaf writes only in its share (after every draw: the others' writes stay the same).
+            if let leaf = scenario.shareLeaf, leaf.replica == writer { write = leaf.remap(write) }
             all.append(write)
         }
         if let kept = scenario.keptWrites {

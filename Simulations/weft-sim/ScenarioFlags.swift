@@ -39,6 +39,11 @@ struct ScenarioFlags: ParsableArguments {
     @Option(name: .long, help: "Share of writes that are relation changes planned with integrity under /rel.")
     var relations: Double = ScenarioOptions().relationShare
 
+    @Option(
+        name: .long,
+        help: "Share of hub seeds where replica 1 is a leaf the hub lets read and write only /items/i0 (its share).")
+    var shareLeaves: Double = ScenarioOptions().shareLeafShare
+
     /// The scenario options these flags give.
     func options() throws -> ScenarioOptions {
         var options = ScenarioOptions()
@@ -67,6 +72,7 @@ struct ScenarioFlags: ParsableArguments {
             options.sqliteShare = sqliteShare
             options.lateJoinerShare = lateJoiners
             options.relationShare = relations
+            options.shareLeafShare = shareLeaves
             try options.validate()
         } catch {
             throw ValidationError("\(error)")

@@ -102,6 +102,15 @@ enum SwarmTable {
                 .duplicateOpsDelivered,
             ]
         table(counters.map { ("  " + $0.rawValue, "\(report.coverage[$0])") })
+        let leafCounters: [CoverageCounter] = [
+            .leafPartialOps, .leafDecisionsCarried, .leafRevisionsReceived, .leafRevisionsTaken,
+            .leafShareSnapshotsInstalled, .leafShareChecks, .opsCompacted,
+        ]
+        if !allCounters, report.options.shareLeafShare > 0 {
+            // A run with leaves shows that their path ran.
+            Swift.print("share leaves:")
+            table(leafCounters.map { ("  " + $0.rawValue, "\(report.coverage[$0])") })
+        }
         guard !report.failures.isEmpty else { return }
         Swift.print(
             "failures by kind: "
