@@ -116,6 +116,9 @@ final class SabotagedEngine: ReplicaEngine {
     func contains(_ stamp: Stamp) -> Bool { inner.contains(stamp) }
     var frontier: Stamp? { inner.frontier }
     var holdsPartialOps: Bool { inner.holdsPartialOps }
+    func strandsOwnOps(of local: ReplicaID, outside vector: VersionVector, through stamp: Stamp) -> Bool {
+        inner.strandsOwnOps(of: local, outside: vector, through: stamp)
+    }
     var base: Value { inner.base }
     func allCompactedTouches() -> [CompactedTouch] { inner.allCompactedTouches() }
     func forEachLoggedOp(through frontier: Stamp, _ body: (Op) -> Void) {

@@ -173,6 +173,14 @@ final class SimulatedReplica {
         acknowledgementsChanged()
     }
 
+    /// Records the acknowledgement of a peer limited to a share: a member for stability (kept across a
+    /// restart, as the daemon stores its members), acknowledging nothing.
+    func recordShare(_ acknowledgement: Acknowledgement, from peer: ReplicaID) {
+        members.insert(peer)
+        book.recordShare(acknowledgement, from: peer)
+        acknowledgementsChanged()
+    }
+
     /// A replica this one had a session with counts as a member from now on.
     func learn(member: ReplicaID) {
         if !members.contains(member) {

@@ -18,6 +18,10 @@ extension Simulation {
             case .installSnapshot(let snapshot, let peer): install(snapshot, from: peer, at: address)
             case .recordAcknowledgement(let acknowledgement, let peer):
                 recordAcknowledgement(acknowledgement, from: peer, at: address)
+            case .recordShareAcknowledgement(let acknowledgement, let peer):
+                guard let index = replica(at: address) else { return }
+                coverage.bump(.acknowledgements)
+                replicas[index].recordShare(acknowledgement, from: peer)
             case .scheduleTimer(let timer, let delay): scheduleTimer(timer, after: delay, at: address)
             case .cancelTimer(let timer):
                 let slot = Connection.timerSlot(side: address.side, timer: timer)

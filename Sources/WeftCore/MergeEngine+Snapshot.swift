@@ -34,6 +34,17 @@ public struct CompactedBaseInstall {
 }
 
 extension MergeEngine {
+    /// True when the log holds an op of `local` outside `vector` stamped at or below `stamp`: an own op a
+    /// base of `vector` compacted up to `stamp` leaves stranded (its sender refuses it until it is
+    /// stamped again).
+    public func strandsOwnOps(of local: ReplicaID, outside vector: VersionVector, through stamp: Stamp) -> Bool {
+        var found = false
+        forEachLoggedOp(through: stamp) { op in
+            if op.origin == local, op.sequence > vector[local] { found = true }
+        }
+        return found
+    }
+
     /// The engine this one becomes when it installs `base`: the base's value under the base's frontiers
     /// and touches, with every known op outside the base replayed on it.
     ///
@@ -63,7 +74,10 @@ extension MergeEngine {
         nextStamp: () throws -> Stamp
     ) throws -> CompactedBaseInstall? {
         let vector = base.vector
-        guard !versionVector.covers(vector) || (holdsPartialOps && !localBaseVector.covers(vector)) else { return nil }
+        if versionVector.covers(vector), !(holdsPartialOps && !localBaseVector.covers(vector)) {
+            // Everything of the base is here: install only to stamp again own ops its sender refused.
+            guard strandsOwnOps(of: local, outside: vector, through: base.stampFrontier) else { return nil }
+        }
         guard vector.covers(localBaseVector) else {
             throw CoreError.snapshotNotInstallable(
                 reason: "this replica compacted ops the snapshot lacks (its base holds \(localBaseVector), "

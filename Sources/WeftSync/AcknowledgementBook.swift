@@ -37,6 +37,12 @@ public struct AcknowledgementBook: Sendable, Hashable {
     /// otherwise lead the hub to call stable what a member without ops of its own lacks).
     public private(set) var announced: [ReplicaID: VersionVector] = [:]
 
+    /// What each peer limited to a share acknowledged (the projections it holds). It counts for the stable
+    /// frontier, as a member's acks do: such a peer's new ops are stamped above every op it received, so
+    /// ops stable here never sort after one of its ops still on its way. It makes nothing acknowledged: a
+    /// placeholder is no copy of an op.
+    public private(set) var shareAcknowledged: [ReplicaID: VersionVector] = [:]
+
     /// The highest compaction stamp each peer announced (nil entries are not kept).
     public private(set) var compactionAnnounced: [ReplicaID: Stamp] = [:]
 
@@ -88,6 +94,7 @@ public struct AcknowledgementBook: Sendable, Hashable {
         precondition(replica != local, "the local replica is always a member")
         members.remove(replica)
         acknowledged.removeValue(forKey: replica)
+        shareAcknowledged.removeValue(forKey: replica)
         announced.removeValue(forKey: replica)
         compactionAnnounced.removeValue(forKey: replica)
     }
@@ -101,6 +108,14 @@ public struct AcknowledgementBook: Sendable, Hashable {
         if let stamp = acknowledgement.compactionStamp {
             compactionAnnounced[peer] = max(compactionAnnounced[peer] ?? stamp, stamp)
         }
+    }
+
+    /// Records an acknowledgement of a peer limited to a share: it becomes a member, whose acks hold the
+    /// stable frontier back as any member's do, and acknowledge nothing. Vectors only grow.
+    public mutating func recordShare(_ acknowledgement: Acknowledgement, from peer: ReplicaID) {
+        members.insert(peer)
+        shareAcknowledged[peer, default: VersionVector()] = shareAcknowledged[peer, default: VersionVector()]
+            .merged(with: acknowledgement.versionVector)
     }
 
     /// The ops every member has: the pointwise minimum of the members' acknowledged vectors and the
@@ -120,7 +135,7 @@ public struct AcknowledgementBook: Sendable, Hashable {
         for (origin, held) in localVector.entries {
             var lowest = isLeaf ? 0 : held
             for member in members where member != local && lowest > 0 {
-                lowest = min(lowest, acknowledged[member]?[origin] ?? 0)
+                lowest = min(lowest, (acknowledged[member] ?? shareAcknowledged[member])?[origin] ?? 0)
             }
             // A hub's announcement cannot make stable what this replica does not hold yet.
             result.advance(origin: origin, to: min(max(lowest, announcedStable[origin]), held))
@@ -151,7 +166,8 @@ public struct AcknowledgementBook: Sendable, Hashable {
     /// The highest sequence of each origin that any replica is known to hold: the local vector raised by
     /// every acknowledgement. An op below it that this replica lacks exists somewhere.
     public func known(local localVector: VersionVector) -> VersionVector {
-        acknowledged.values.reduce(localVector) { $0.merged(with: $1) }
+        let members = acknowledged.values.reduce(localVector) { $0.merged(with: $1) }
+        return shareAcknowledged.values.reduce(members) { $0.merged(with: $1) }
     }
 
     /// The peers that acknowledged op `sequence` of `origin`.

@@ -261,10 +261,13 @@ public struct ReplicaInstance: Sendable, Hashable {
     public mutating func snapshotInstall(
         _ snapshot: SyncSnapshot, wallMillis: UInt64, log: some ReplicaLog
     ) throws -> SnapshotInstallDecision {
-        guard
-            !log.versionVector.covers(snapshot.frontier)
-                || (log.holdsPartialOps && !compactionVector.covers(snapshot.frontier))
-        else { return .holdsEverything }
+        if log.versionVector.covers(snapshot.frontier),
+            !(log.holdsPartialOps && !compactionVector.covers(snapshot.frontier))
+        {
+            // Everything of it is here: it is installed only to stamp again own ops its sender refused.
+            guard let stamp = snapshot.stampFrontier, log.strandsOwnOps(of: replica, outside: snapshot.frontier, through: stamp)
+            else { return .holdsEverything }
+        }
         guard let stamp = snapshot.stampFrontier else { return .lacksStampFrontier }
         try clock.receive(stamp, wallMillis: wallMillis)
         return .install(

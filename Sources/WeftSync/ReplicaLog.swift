@@ -24,6 +24,8 @@ public protocol ReplicaLog: AnyObject {
     var frontier: Stamp? { get }
     /// True when the log holds a partial op (a hub's share of the tree).
     var holdsPartialOps: Bool { get }
+    /// True when the log holds an op of `local` outside `vector` stamped at or below `stamp`.
+    func strandsOwnOps(of local: ReplicaID, outside vector: VersionVector, through stamp: Stamp) -> Bool
 }
 
 // MARK: - ReplicaLog

@@ -87,6 +87,10 @@ public enum SyncAction: Sendable, Hashable {
     /// The peer acknowledged ops: record it to compute op status and the stable frontier (see
     /// ``AcknowledgementBook``).
     case recordAcknowledgement(Acknowledgement, from: ReplicaID)
+    /// A peer limited to a share acknowledged ops (their projections): record it for the stable frontier
+    /// only (``AcknowledgementBook/recordShare(_:from:)``). A placeholder is no copy of an op, so these
+    /// acks make nothing acknowledged.
+    case recordShareAcknowledgement(Acknowledgement, from: ReplicaID)
     /// Start (or restart) a timer; when it fires, call ``SyncSession/onTimerFired(_:source:now:)``.
     case scheduleTimer(SyncTimer, afterMilliseconds: UInt64)
     /// Stop a timer.

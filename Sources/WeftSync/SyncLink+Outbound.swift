@@ -269,7 +269,11 @@ extension SyncLink {
         if let stamp = acknowledgement.compactionStamp {
             outbound.peerCompaction = max(outbound.peerCompaction ?? stamp, stamp)
         }
-        if countsForStability { outbox.append(.recordAcknowledgement(counted, from: peer.replica)) }
+        if countsForStability {
+            outbox.append(.recordAcknowledgement(counted, from: peer.replica))
+        } else if share != nil {
+            outbox.append(.recordShareAcknowledgement(counted, from: peer.replica))
+        }
     }
 
     /// What a peer says it holds, as this replica counts it: its own ops no further than it holds them.

@@ -96,11 +96,14 @@ extension SyncSession {
         // member is its hub, took it for a plain member: it called stable what only the hub had, and
         // its compaction was not yet capped by the hub's.
         report(phase: .connected, opsBehind: link.opsBehind(source: source), error: nil, outbox: &outbox)
-        if link.countsForStability {
+        if link.countsForStability || link.share != nil {
             // The hello's vector is what the peer holds: its first acknowledgement, with this replica's own
             // ops counted as every ack counts them (``SyncLink/counting(_:holding:)``).
-            let counted = link.counting(peer.versionVector, holding: source.versionVector)
-            outbox.append(.recordAcknowledgement(Acknowledgement(versionVector: counted), from: peer.replica))
+            let counted = Acknowledgement(versionVector: link.counting(peer.versionVector, holding: source.versionVector))
+            outbox.append(
+                link.countsForStability
+                    ? .recordAcknowledgement(counted, from: peer.replica)
+                    : .recordShareAcknowledgement(counted, from: peer.replica))
         }
         try withLink { link throws(SyncError) in try link.pump(source: source, outbox: &outbox) }
         // The log may have moved since this side's hello (a write made during the handshake, whose move

@@ -86,4 +86,32 @@ import WeftTestSupport
         ) { preconditionFailure("nothing is stamped again") }
         #expect(again == nil)
     }
+
+    @Test func anEngineHoldingEveryOpOfABaseInstallsItToStampAgainOwnOpsItsSenderRefused() throws {
+        // The leaf wrote `own` offline, stamped below the hub's compaction; the hub refused it, and its
+        // base holds every other op the leaf has (none partial).
+        let own = try Op.make(.set(.int(1)), at: "/stores/leaf1/mark", origin: Self.leaf, millis: 1_000, sequence: 1)
+        let hubOp = try Op.make(.set(.int(2)), at: "/stores/leaf1/hub", origin: Self.hub, millis: 1_005, sequence: 1)
+        let engine = MergeEngine(registry: FunctionRegistry())
+        engine.apply([own, hubOp])
+        let base = CompactedBase(
+            value: try Value(json: #"{"stores":{"leaf1":{"hub":2}}}"#), vector: VersionVector([Self.hub: 1]),
+            stampFrontier: hubOp.stamp, touches: [])
+        #expect(engine.strandsOwnOps(of: Self.leaf, outside: base.vector, through: base.stampFrontier))
+        var next = Stamp(millis: 2_000, counter: 0, replica: Self.leaf)
+        let install = try #require(
+            try engine.installing(base, local: Self.leaf, localBaseVector: VersionVector(), acknowledgedThrough: 0) {
+                next = Stamp(millis: next.millis + 1, counter: 0, replica: Self.leaf)
+                return next
+            })
+        #expect(install.restamped.map(\.sequence) == [1])
+        #expect(install.restamped.allSatisfy { $0.stamp > hubOp.stamp })
+        #expect(install.engine.state == (try Value(json: #"{"stores":{"leaf1":{"hub":2,"mark":1}}}"#)))
+        // Nothing stranded: an engine holding every op installs nothing, as before.
+        let whole = MergeEngine(registry: FunctionRegistry())
+        whole.apply([hubOp])
+        #expect(try whole.installing(base, local: Self.leaf, localBaseVector: VersionVector(), acknowledgedThrough: 0) {
+            preconditionFailure("nothing is stamped again")
+        } == nil)
+    }
 }

@@ -282,7 +282,8 @@ public final class SyncClient: @unchecked Sendable {
             case .close(let error):
                 if let error { finish(closeError(error)) }
                 connection?.close()
-            case .applyOps, .reviseOps, .installSnapshot, .recordAcknowledgement, .handleRequest:
+            case .applyOps, .reviseOps, .installSnapshot, .recordAcknowledgement, .recordShareAcknowledgement,
+                .handleRequest:
                 preconditionFailure("a client session asked for \(action)")
             }
         }

@@ -219,6 +219,10 @@ extension SyncDriver {
             case .recordAcknowledgement(let acknowledgement, let peer):
                 acknowledgements.record(acknowledgement, from: peer)
                 acknowledgementsChanged()
+            case .recordShareAcknowledgement(let acknowledgement, let peer):
+                acknowledgements.recordShare(acknowledgement, from: peer)
+                persistMembershipIfChanged()
+                acknowledgementsChanged()
             case .scheduleTimer(let timer, let milliseconds):
                 schedule(timer, afterMilliseconds: milliseconds, on: channel)
             case .cancelTimer(let timer):

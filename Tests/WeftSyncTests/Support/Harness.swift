@@ -15,6 +15,8 @@ struct Harness {
         var peerClosed = false
         var statuses: [SyncStatus] = []
         var acknowledgements: [Acknowledgement] = []
+        /// Acknowledgements of a peer limited to a share (for the stable frontier only).
+        var shareAcknowledgements: [Acknowledgement] = []
         var requests: [ClientRequest] = []
         var replies: [ClientReply] = []
         var events: [ClientEvent] = []
@@ -105,6 +107,8 @@ struct Harness {
             logGrew(node: node)
         case .recordAcknowledgement(let acknowledgement, _):
             endpoints[endpoint].acknowledgements.append(acknowledgement)
+        case .recordShareAcknowledgement(let acknowledgement, _):
+            endpoints[endpoint].shareAcknowledgements.append(acknowledgement)
         case .scheduleTimer(let timer, let delay): endpoints[endpoint].timers[timer] = now + delay
         case .cancelTimer(let timer): endpoints[endpoint].timers[timer] = nil
         case .reportStatus(let status): endpoints[endpoint].statuses.append(status)
