@@ -237,9 +237,29 @@ public struct ReplicaInstance: Sendable, Hashable {
     /// How far a compaction may fold now: the stable frontier, no further than the hubs compacted, and
     /// below any call waiting for a function; nil when that folds nothing new.
     public func compactionFrontier(log: some ReplicaLog) -> Stamp? {
-        guard let stable = stableFrontier.flatMap(compactionCap.capping) else { return nil }
-        let frontier = log.compactionFrontier(upTo: stable)
-        if let frontier { precondition(frontier <= stable, "a compaction stays under the stable frontier") }
+        guard let stable = stableFrontier.flatMap(compactionCap.capping),
+            var frontier = log.compactionFrontier(upTo: stable)
+        else { return nil }
+        // Fold only what the stable vector covers. An op stamped under the frontier may arrive after it
+        // was set, from a replica this one did not know then (a leaf's or a joiner's offline writes):
+        // folded, a member lacking it would need a snapshot. It stays in the log until members hold it.
+        // (A frontier set by stamp alone, `markStable(through:)` without vectors, is taken as it is.)
+        if !stableVector.entries.isEmpty {
+            var earliest: Stamp?
+            log.forEachLoggedOp(through: frontier) { op in
+                if op.sequence > stableVector[op.origin] { earliest = min(earliest ?? op.stamp, op.stamp) }
+            }
+            if let earliest {
+                var before: Stamp?
+                log.forEachLoggedOp(through: earliest) { op in
+                    if op.stamp < earliest { before = max(before ?? op.stamp, op.stamp) }
+                }
+                guard let before else { return nil }
+                if let current = log.frontier, before <= current { return nil }
+                frontier = before
+            }
+        }
+        precondition(frontier <= stable, "a compaction stays under the stable frontier")
         return frontier
     }
 
