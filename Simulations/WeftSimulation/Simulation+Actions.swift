@@ -99,25 +99,11 @@ extension Simulation {
     /// and after stamping its own ops again it ends the session (`resync`) and dials anew.
     private func installLacking(_ snapshot: SyncSnapshot, from peer: ReplicaID, at address: EndpointAddress, index: Int)
     {
-        let installed: CompactedBaseInstall?
-        do {
-            installed = try replicas[index].install(snapshot, now: now)
-        } catch {
-            coverage.bump(.snapshotsRefused)
-            let refusal = SyncError(.localFailure, "the snapshot from \(peer) was not installed: \(error)")
-            withSession(address) { session, _, now in session.onClose(error: refusal, now: now) }
-            return
-        }
-        guard let installed else { return }
+        guard case .installed(let installed) = installSnapshot(snapshot, from: peer, at: address, index: index),
+            let installed
+        else { return }
         coverage.bump(.snapshotsInstalled)
-        record(checker.installed(snapshot.frontier, restamped: installed.restamped, at: index))
-        guard installed.restamped.isEmpty else {
-            coverage.bump(.opsRestamped, by: installed.restamped.count)
-            let resync = SyncError(.resync, "\(installed.restamped.count) own ops were stamped again")
-            withSession(address) { session, _, now in session.onClose(error: resync, now: now) }
-            return
-        }
-        withSession(address) { session, view, now in session.onLocalOpsAppended(source: view, now: now) }
+        finishInstall(installed, snapshot: snapshot, at: address, index: index)
     }
 
     /// The share leaf takes its hub's base cut to its share (it holds every op, partial ones among them,
@@ -125,24 +111,47 @@ extension Simulation {
     /// share of the fold of the ops it covers.
     private func installShare(_ snapshot: SyncSnapshot, from peer: ReplicaID, at address: EndpointAddress, index: Int) {
         record(checker.snapshot(snapshot, share: leafShare, at: index))
-        let installed: CompactedBaseInstall?
+        guard case .installed(let installed) = installSnapshot(snapshot, from: peer, at: address, index: index)
+        else { return }
+        if let installed {
+            coverage.bump(.leafShareSnapshotsInstalled)
+            finishInstall(installed, snapshot: snapshot, at: address, index: index)
+        } else {
+            withSession(address) { session, view, now in session.onLocalOpsAppended(source: view, now: now) }
+        }
+    }
+
+    enum InstallAttempt {
+        case refused
+        case installed(CompactedBaseInstall?)
+    }
+
+    /// Installs `snapshot` on replica `index`; a refusal closes the session (`localFailure`), as the
+    /// driver does.
+    private func installSnapshot(
+        _ snapshot: SyncSnapshot, from peer: ReplicaID, at address: EndpointAddress, index: Int
+    ) -> InstallAttempt {
         do {
-            installed = try replicas[index].install(snapshot, now: now)
+            return .installed(try replicas[index].install(snapshot, now: now))
         } catch {
             coverage.bump(.snapshotsRefused)
             let refusal = SyncError(.localFailure, "the snapshot from \(peer) was not installed: \(error)")
             withSession(address) { session, _, now in session.onClose(error: refusal, now: now) }
-            return
+            return .refused
         }
-        if let installed {
-            coverage.bump(.leafShareSnapshotsInstalled)
-            record(checker.installed(snapshot.frontier, restamped: installed.restamped, at: index))
-            guard installed.restamped.isEmpty else {
-                coverage.bump(.opsRestamped, by: installed.restamped.count)
-                let resync = SyncError(.resync, "\(installed.restamped.count) own ops were stamped again")
-                withSession(address) { session, _, now in session.onClose(error: resync, now: now) }
-                return
-            }
+    }
+
+    /// After an install: own ops stamped again end the session (`resync`, fresh hellos count them anew);
+    /// otherwise the session goes on from the new base.
+    private func finishInstall(
+        _ installed: CompactedBaseInstall, snapshot: SyncSnapshot, at address: EndpointAddress, index: Int
+    ) {
+        record(checker.installed(snapshot.frontier, restamped: installed.restamped, at: index))
+        guard installed.restamped.isEmpty else {
+            coverage.bump(.opsRestamped, by: installed.restamped.count)
+            let resync = SyncError(.resync, "\(installed.restamped.count) own ops were stamped again")
+            withSession(address) { session, _, now in session.onClose(error: resync, now: now) }
+            return
         }
         withSession(address) { session, view, now in session.onLocalOpsAppended(source: view, now: now) }
     }
